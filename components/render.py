@@ -1,0 +1,183 @@
+"""The render plan: every object a stack would apply, in one deterministic order.
+
+Both the Pulumi program and ``flyte-apps render`` start from ``plan_stack``, so what ``pulumi up``
+registers and what ``render`` prints cannot drift apart (decision 1 in DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components import constants as c
+from components.config import AppConfig, PlatformConfig, StackConfig, load_stack_config
+from components.errors import ConfigError, ConfigProblem
+from components.knative import Manifest, build_kservice
+from components.naming import internal_url, is_hashed, kservice_name, public_url
+from components.platform import build_namespace
+from components.spec import SpecBlob, build_app, serialize, validate_app
+
+PATCH_COMMENT = "# patch (server-side apply)"
+
+
+@dataclass(frozen=True)
+class RenderedObject:
+    """One Kubernetes object; ``patch`` marks objects the program patches rather than owns."""
+
+    manifest: Manifest
+    patch: bool = False
+
+    @property
+    def kind(self) -> str:
+        return str(self.manifest["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        return str(self.manifest["metadata"].get("namespace", ""))
+
+
+@dataclass(frozen=True)
+class AppPlan:
+    """Everything the program needs for one app: its config, spec and KService, and its outputs."""
+
+    config: AppConfig
+    blob: SpecBlob
+    kservice: Manifest
+    kservice_name: str
+    namespace: str
+    public_url: str | None
+    internal_url: str
+
+    @property
+    def key(self) -> str:
+        return str(self.config.id)
+
+    def exports(self) -> dict[str, Any]:
+        return {
+            "kserviceName": self.kservice_name,
+            "namespace": self.namespace,
+            "publicUrl": self.public_url,
+            "internalUrl": self.internal_url,
+            "specSha": self.blob.sha,
+        }
+
+
+@dataclass(frozen=True)
+class StackPlan:
+    config: StackConfig
+    namespace: RenderedObject
+    apps: tuple[AppPlan, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def platform(self) -> PlatformConfig:
+        return self.config.platform
+
+    def objects(self) -> list[RenderedObject]:
+        """All objects in apply order: namespaces, CRDs, other cluster-scoped objects, namespaced
+        core objects, then KServices by namespace and name."""
+        items = [self.namespace, *(RenderedObject(app.kservice) for app in self.apps)]
+        return sorted(items, key=_object_order)
+
+
+def plan_stack(raw: Mapping[str, Any]) -> StackPlan:
+    """Validate the config and build every object; raises ``ConfigError`` listing every problem."""
+    config = load_stack_config(raw)
+    problems: list[ConfigProblem] = []
+    apps: list[AppPlan] = []
+    for app in config.apps:
+        message = build_app(app)
+        problems.extend(validate_app(message, app.path))
+        apps.append(_plan_app(app, config.platform, serialize(message.spec)))
+    if problems:
+        raise ConfigError(problems)
+    namespace = RenderedObject(build_namespace(config.platform), patch=config.platform.settings.adopt_namespace)
+    return StackPlan(config=config, namespace=namespace, apps=tuple(apps), warnings=tuple(_warnings(config)))
+
+
+def _plan_app(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> AppPlan:
+    settings = platform.settings
+    name = kservice_name(project=app.id.project, domain=app.id.domain, name=app.id.name)
+    url = None
+    if app.public:
+        url = public_url(
+            ksvc=name,
+            base_domain=settings.base_domain,
+            scheme=settings.scheme,
+            ingress_apps_port=settings.ingress_apps_port,
+        )
+    return AppPlan(
+        config=app,
+        blob=blob,
+        kservice=build_kservice(app, platform, blob),
+        kservice_name=name,
+        namespace=settings.namespace,
+        public_url=url,
+        internal_url=internal_url(ksvc=name, namespace=settings.namespace),
+    )
+
+
+def _warnings(config: StackConfig) -> list[str]:
+    """Apps that ``INTERNAL_APP_ENDPOINT_PATTERN`` cannot reach (upstream (j)3)."""
+    found: list[str] = []
+    template = config.platform.settings.namespaced_name_suffix_template
+    if template != c.DEFAULT_SUFFIX_TEMPLATE:
+        found.append(
+            f"{c.PROJECT_NAME}:platform.namespacedNameSuffixTemplate is '{template}', not the default "
+            f"'{c.DEFAULT_SUFFIX_TEMPLATE}': {c.ENV_ENDPOINT_PATTERN} will not match the apps' KService names"
+        )
+    for app in config.apps:
+        if is_hashed(project=app.id.project, domain=app.id.domain, name=app.id.name):
+            name = kservice_name(project=app.id.project, domain=app.id.domain, name=app.id.name)
+            found.append(
+                f"{app.path}: app {app.id} has the hashed KService name '{name}' (name-project-domain is over "
+                f"63 characters): other apps cannot reach it through {c.ENV_ENDPOINT_PATTERN}"
+            )
+    return found
+
+
+_CLUSTER_SCOPED_ORDER = {"Namespace": 0, "CustomResourceDefinition": 1}
+
+
+def _object_order(obj: RenderedObject) -> tuple[int, str, str, str]:
+    api_version = str(obj.manifest["apiVersion"])
+    if not obj.namespace:
+        rank = _CLUSTER_SCOPED_ORDER.get(obj.kind, 2)
+    elif api_version == c.KNATIVE_API_VERSION and obj.kind == c.KSERVICE_KIND:
+        rank = 4
+    else:
+        rank = 3
+    return (rank, obj.namespace, obj.kind, obj.name)
+
+
+def to_yaml(objects: Sequence[RenderedObject]) -> str:
+    """Multi-document YAML; a patched object is preceded by a ``# patch (server-side apply)`` line."""
+    return "".join(f"---\n{document(obj)}" for obj in objects)
+
+
+def document(obj: RenderedObject) -> str:
+    body = yaml.safe_dump(obj.manifest, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return f"{PATCH_COMMENT}\n{body}" if obj.patch else body
+
+
+def file_name(index: int, obj: RenderedObject) -> str:
+    return f"{index:03d}-{obj.kind.lower()}-{obj.name}.yaml"
+
+
+def write_objects(objects: Sequence[RenderedObject], directory: Path) -> list[Path]:
+    """One file per object, ``NNN-<kind>-<name>.yaml``, numbered in apply order."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for index, obj in enumerate(objects, start=1):
+        path = directory / file_name(index, obj)
+        path.write_text(document(obj), encoding="utf-8")
+        written.append(path)
+    return written

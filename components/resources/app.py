@@ -1,0 +1,62 @@
+"""``FlyteApp``: one Flyte app as a Knative Service custom resource."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_kubernetes.apiextensions import CustomResource
+
+from components import constants as c
+from components.render import AppPlan
+
+
+@dataclass(frozen=True)
+class FlyteAppArgs:
+    """Inputs of a ``FlyteApp``."""
+
+    plan: AppPlan
+    """The app's rendered KService and outputs, from ``components.render.plan_stack``."""
+
+
+class FlyteApp(pulumi.ComponentResource):
+    """A Flyte app deployed the way Flyte's app service deploys it."""
+
+    kservice: CustomResource
+    """The Knative Service (``serving.knative.dev/v1``)."""
+    kservice_name: pulumi.Output[str]
+    """The KService name (Flyte's ``KServiceName``)."""
+    namespace: pulumi.Output[str]
+    public_url: pulumi.Output[str | None]
+    """The public URL, or None for a cluster-local app or without a base domain."""
+    internal_url: pulumi.Output[str]
+    spec_sha: pulumi.Output[str]
+    """``flyte.org/spec-sha`` of the app's spec."""
+
+    def __init__(self, name: str, args: FlyteAppArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(c.TYPE_FLYTE_APP, name, None, opts)
+        plan = args.plan
+        manifest = plan.kservice
+        child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=self))
+        self.kservice = CustomResource(
+            f"{name}-kservice",
+            api_version=manifest["apiVersion"],
+            kind=manifest["kind"],
+            metadata=manifest["metadata"],
+            spec=manifest["spec"],
+            opts=child,
+        )
+        self.kservice_name = pulumi.Output.from_input(plan.kservice_name)
+        self.namespace = pulumi.Output.from_input(plan.namespace)
+        self.public_url = pulumi.Output.from_input(plan.public_url)
+        self.internal_url = pulumi.Output.from_input(plan.internal_url)
+        self.spec_sha = pulumi.Output.from_input(plan.blob.sha)
+        self.register_outputs(
+            {
+                "kserviceName": self.kservice_name,
+                "namespace": self.namespace,
+                "publicUrl": self.public_url,
+                "internalUrl": self.internal_url,
+                "specSha": self.spec_sha,
+            }
+        )

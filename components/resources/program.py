@@ -1,0 +1,70 @@
+"""The whole program, given already-read config: provider, namespace, apps, exports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.render import StackPlan
+from components.resources.app import FlyteApp, FlyteAppArgs
+
+PROVIDER_NAME = "kubernetes"
+NAMESPACE_NAME = "apps-namespace"
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """The stack's ``kubernetes:kubeconfig``/``kubernetes:context``, as pulumi-kubernetes reads them."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+
+
+def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
+    """Register every object of ``plan``; returns the app components by ``project/domain/name``."""
+    settings = plan.platform.settings
+    provider = k8s.Provider(
+        PROVIDER_NAME,
+        kubeconfig=cluster.kubeconfig,
+        context=cluster.context,
+        render_yaml_to_directory=settings.render_yaml_to_directory or None,
+    )
+    namespace = register_namespace(plan, provider)
+    apps = {}
+    for app in plan.apps:
+        apps[app.key] = FlyteApp(
+            app.kservice_name,
+            FlyteAppArgs(plan=app),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
+        )
+    pulumi.export("apps", {key: _outputs(app) for key, app in apps.items()})
+    return apps
+
+
+def register_namespace(plan: StackPlan, provider: k8s.Provider) -> pulumi.CustomResource:
+    """Create the namespace, or patch an existing one (``adoptNamespace``) so it is not ours to delete."""
+    settings = plan.platform.settings
+    manifest = plan.namespace.manifest
+    if settings.adopt_namespace:
+        return k8s.core.v1.NamespacePatch(
+            NAMESPACE_NAME,
+            metadata=manifest["metadata"],
+            opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=True),
+        )
+    return k8s.core.v1.Namespace(
+        NAMESPACE_NAME,
+        metadata=manifest["metadata"],
+        opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=settings.retain_namespace),
+    )
+
+
+def _outputs(app: FlyteApp) -> pulumi.Output[dict[str, object]]:
+    return pulumi.Output.all(
+        kserviceName=app.kservice_name,
+        namespace=app.namespace,
+        publicUrl=app.public_url,
+        internalUrl=app.internal_url,
+        specSha=app.spec_sha,
+    )
