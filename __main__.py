@@ -38,7 +38,8 @@ def main() -> None:
     except ConfigError as exc:
         for problem in exc.problems:
             pulumi.log.error(str(problem))
-        raise pulumi.RunError(f"the stack config has {len(exc.problems)} problem(s); nothing was registered") from None
+        msg = f"the stack config has {len(exc.problems)} problem(s); nothing was registered"
+        raise pulumi.RunError(msg) from None
     cluster = ClusterSettings(
         kubeconfig=runtime_config.get_config(CONFIG_KUBECONFIG),
         context=runtime_config.get_config(CONFIG_KUBE_CONTEXT),

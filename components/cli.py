@@ -24,7 +24,9 @@ app = typer.Typer(
 
 StackOption = Annotated[
     str | None,
-    typer.Option("--stack", "-s", help="Stack name: reads Pulumi.yaml, then Pulumi.<STACK>.yaml. Default: dev."),
+    typer.Option(
+        "--stack", "-s", help="Stack name: reads Pulumi.yaml, then Pulumi.<STACK>.yaml. Default: dev."
+    ),
 ]
 ConfigOption = Annotated[
     Path | None,
@@ -45,7 +47,8 @@ def render(
     stack: StackOption = None,
     config: ConfigOption = None,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write one file per object, NNN-<kind>-<name>.yaml, here.")
+        Path | None,
+        typer.Option("--out", "-o", help="Write one file per object, NNN-<kind>-<name>.yaml, here."),
     ] = None,
     project_dir: ProjectDirOption = Path(),
 ) -> None:

@@ -57,27 +57,34 @@ MAX_SUBDOMAIN_LEN: Final = 253
 # --------------------------------------------------------------------------------------------------
 
 
+ERROR_DURATION: Final = "duration"
+ERROR_QUANTITY: Final = "quantity"
+ERROR_ENV: Final = "env"
+GO_DURATION_HINT: Final = "write it like 90s, 5m or 1h30m"
+
+
+def _value_error(kind: str, detail: str, /) -> PydanticCustomError:
+    """A pydantic error whose message is ``detail`` verbatim (our messages are complete sentences)."""
+    return PydanticCustomError(kind, "{detail}", {"detail": detail})
+
+
 def _go_duration(value: object) -> int:
     """Accept a Go duration string and return nanoseconds; a bare number is ambiguous, so refuse it."""
     if isinstance(value, bool) or not isinstance(value, str):
-        raise PydanticCustomError(
-            "duration", "{value!r} is not a Go duration string (write it like 90s, 5m or 1h30m)", {"value": value}
-        )
+        raise _value_error(ERROR_DURATION, f"{value!r} is not a Go duration string ({GO_DURATION_HINT})")
     try:
         return parse_duration(value)
     except DurationSyntaxError:
-        raise PydanticCustomError(
-            "duration", "'{value}' is not a Go duration (write it like 90s, 5m or 1h30m)", {"value": value}
-        ) from None
+        raise _value_error(ERROR_DURATION, f"'{value}' is not a Go duration ({GO_DURATION_HINT})") from None
 
 
 def _quantity(value: object) -> str:
     """Accept a Kubernetes quantity (``500m``, ``1Gi``); numbers from YAML are taken as their text."""
     text = str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
     if not isinstance(text, str) or not is_quantity(text):
-        raise PydanticCustomError("quantity", "'{value}' is not a Kubernetes quantity", {"value": value})
+        raise _value_error(ERROR_QUANTITY, f"'{value}' is not a Kubernetes quantity")
     if is_negative_quantity(text):
-        raise PydanticCustomError("quantity", "'{value}' is negative; resources must be >= 0", {"value": value})
+        raise _value_error(ERROR_QUANTITY, f"'{value}' is negative; resources must be >= 0")
     return text
 
 
@@ -85,8 +92,8 @@ def _env_source(value: object) -> object:
     """An env block is a map ``NAME: value`` or a list; its entries are checked by ``resolve_env``."""
     if value is None or isinstance(value, dict | list):
         return value
-    raise PydanticCustomError(
-        "env", "must be a map of NAME: value or a list of {{name, value}}, not {value!r}", {"value": value}
+    raise _value_error(
+        ERROR_ENV, f"must be a map of NAME: value or a list of name/value items, not {value!r}"
     )
 
 
@@ -254,7 +261,9 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     if apps_raw is None:
         apps_raw = []
     if not isinstance(apps_raw, list):
-        problems.append(ConfigProblem(PREFIX + KEY_APPS, f"must be a list of apps, not {type(apps_raw).__name__}"))
+        problems.append(
+            ConfigProblem(PREFIX + KEY_APPS, f"must be a list of apps, not {type(apps_raw).__name__}")
+        )
         apps_raw = []
     for index, app_raw in enumerate(apps_raw):
         app = _load_app(app_raw, f"{PREFIX}{KEY_APPS}[{index}]", defaults, platform, problems)
@@ -297,7 +306,10 @@ def _load_platform(raw: object, problems: list[ConfigProblem]) -> PlatformConfig
         problems.append(ConfigProblem(f"{path}.namespace", _not_dns_label(settings.namespace, "DNS-1123")))
     if settings.base_domain and not _is_subdomain(settings.base_domain):
         problems.append(
-            ConfigProblem(f"{path}.baseDomain", f"'{settings.base_domain}' is not a DNS subdomain (e.g. apps.example.com)")
+            ConfigProblem(
+                f"{path}.baseDomain",
+                f"'{settings.base_domain}' is not a DNS subdomain (e.g. apps.example.com)",
+            )
         )
     if settings.default_service_account and not _is_subdomain(settings.default_service_account):
         problems.append(
@@ -327,7 +339,9 @@ def _load_platform(raw: object, problems: list[ConfigProblem]) -> PlatformConfig
         )
     if settings.reaper_timeout <= 0:
         problems.append(ConfigProblem(f"{path}.reaperTimeout", "must be a positive duration"))
-    default_env = resolve_env(settings.default_env_vars, f"{path}.defaultEnvVars", problems, upstream_list=True)
+    default_env = resolve_env(
+        settings.default_env_vars, f"{path}.defaultEnvVars", problems, upstream_list=True
+    )
     if len(problems) > before:
         return None
     return PlatformConfig(settings=settings, default_env=default_env)
@@ -394,7 +408,8 @@ def _load_app(
     if app.service_account is not None and not _is_subdomain(app.service_account):
         problems.append(
             ConfigProblem(
-                f"{path}.serviceAccount", f"'{app.service_account}' is not a valid Kubernetes service account name"
+                f"{path}.serviceAccount",
+                f"'{app.service_account}' is not a valid Kubernetes service account name",
             )
         )
     if len(problems) > before or project is None or domain is None:
@@ -404,7 +419,9 @@ def _load_app(
     )
 
 
-def resolve_env(raw: object, path: str, problems: list[ConfigProblem], *, upstream_list: bool) -> tuple[EnvVar, ...]:
+def resolve_env(
+    raw: object, path: str, problems: list[ConfigProblem], *, upstream_list: bool
+) -> tuple[EnvVar, ...]:
     """Turn an env block into ordered ``EnvVar``s.
 
     A map is taken in sorted key order (Pulumi hands structured config over as JSON and does not keep
@@ -415,8 +432,8 @@ def resolve_env(raw: object, path: str, problems: list[ConfigProblem], *, upstre
     if raw is None:
         return ()
     if isinstance(raw, dict):
-        entries = [(str(name), raw[name], f"{path}.{name}") for name in sorted(raw)]
-    else:
+        entries = [(str(name), raw[name], f"{path}.{name}") for name in sorted(raw, key=str)]
+    elif isinstance(raw, list):
         for index, item in enumerate(raw):
             item_path = f"{path}[{index}]"
             if isinstance(item, dict) and set(item) == {"name", "value"}:
@@ -447,7 +464,9 @@ def resolve_env(raw: object, path: str, problems: list[ConfigProblem], *, upstre
             )
             continue
         if name in seen:
-            problems.append(ConfigProblem(entry_path, f"duplicate environment variable '{name}' (also at {seen[name]})"))
+            problems.append(
+                ConfigProblem(entry_path, f"duplicate environment variable '{name}' (also at {seen[name]})")
+            )
             continue
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             problems.append(ConfigProblem(entry_path, f"value of '{name}' must be a string, not {value!r}"))
@@ -582,7 +601,7 @@ def _problem_from_error(model: type[_Model], path: str, error: Mapping[str, Any]
     if kind == "model_type" or kind == "model_attributes_type":
         return ConfigProblem(where, f"must be a map of keys, not {error.get('input')!r}")
     message = str(error["msg"])
-    if kind in {"duration", "quantity", "env"}:
+    if kind in {ERROR_DURATION, ERROR_QUANTITY, ERROR_ENV}:
         return ConfigProblem(where, message)
     return ConfigProblem(where, f"{message[:1].lower()}{message[1:]} (got {error.get('input')!r})")
 

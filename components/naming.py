@@ -29,7 +29,9 @@ def is_hashed(*, project: str, domain: str, name: str) -> bool:
 
 def namespaced_suffix(template: str, *, project: str, domain: str) -> str:
     """Flyte's ``renderNamespacedSuffix``: only the exact tokens ``{{ project }}``/``{{ domain }}``."""
-    return template.replace(c.SUFFIX_TOKEN_PROJECT, project.lower()).replace(c.SUFFIX_TOKEN_DOMAIN, domain.lower())
+    return template.replace(c.SUFFIX_TOKEN_PROJECT, project.lower()).replace(
+        c.SUFFIX_TOKEN_DOMAIN, domain.lower()
+    )
 
 
 def endpoint_pattern(template: str, *, project: str, domain: str, namespace: str) -> str:
@@ -38,9 +40,7 @@ def endpoint_pattern(template: str, *, project: str, domain: str, namespace: str
     return f"http://{c.APP_FQDN_PLACEHOLDER}-{suffix}.{namespace}.svc.cluster.local"
 
 
-def public_url(
-    *, ksvc: str, base_domain: str, scheme: str, ingress_apps_port: int
-) -> str | None:
+def public_url(*, ksvc: str, base_domain: str, scheme: str, ingress_apps_port: int) -> str | None:
     """Flyte's ``PublicIngress``: none without a base domain; the port is appended whenever non-zero."""
     if not base_domain:
         return None

@@ -99,7 +99,9 @@ def plan_stack(raw: Mapping[str, Any]) -> StackPlan:
         apps.append(_plan_app(app, config.platform, serialize(message.spec)))
     if problems:
         raise ConfigError(problems)
-    namespace = RenderedObject(build_namespace(config.platform), patch=config.platform.settings.adopt_namespace)
+    namespace = RenderedObject(
+        build_namespace(config.platform), patch=config.platform.settings.adopt_namespace
+    )
     return StackPlan(config=config, namespace=namespace, apps=tuple(apps), warnings=tuple(_warnings(config)))
 
 
@@ -138,8 +140,8 @@ def _warnings(config: StackConfig) -> list[str]:
         if is_hashed(project=app.id.project, domain=app.id.domain, name=app.id.name):
             name = kservice_name(project=app.id.project, domain=app.id.domain, name=app.id.name)
             found.append(
-                f"{app.path}: app {app.id} has the hashed KService name '{name}' (name-project-domain is over "
-                f"63 characters): other apps cannot reach it through {c.ENV_ENDPOINT_PATTERN}"
+                f"{app.path}: app {app.id} has the hashed KService name '{name}' (name-project-domain "
+                f"is over 63 characters): other apps cannot reach it through {c.ENV_ENDPOINT_PATTERN}"
             )
     return found
 

@@ -39,7 +39,12 @@ def build_app(app: AppConfig) -> app_pb.App:
     """The ``flyteidl2.app.App`` (identity + spec) that Flyte's app service would store for ``app``."""
     message = app_pb.App()
     ident = message.metadata.id
-    ident.org, ident.project, ident.domain, ident.name = app.id.org, app.id.project, app.id.domain, app.id.name
+    ident.org, ident.project, ident.domain, ident.name = (
+        app.id.org,
+        app.id.project,
+        app.id.domain,
+        app.id.name,
+    )
     message.spec.CopyFrom(build_spec(app))
     return message
 
@@ -54,7 +59,8 @@ def build_spec(app: AppConfig) -> app_pb.Spec:
     container.args.extend(given.container.args)
     container.env.extend(literals_pb2.KeyValuePair(key=var.name, value=var.value) for var in app.env)
     container.ports.extend(
-        tasks_pb2.ContainerPort(container_port=port.container_port, name=port.name) for port in given.container.ports
+        tasks_pb2.ContainerPort(container_port=port.container_port, name=port.name)
+        for port in given.container.ports
     )
     if given.container.resources is not None:
         for target, entries in (

@@ -21,7 +21,9 @@ def stack_file(project_dir: Path, stack: str) -> Path:
     return project_dir / f"Pulumi.{stack}.yaml"
 
 
-def read_stack_config(*, project_dir: Path, stack: str | None = None, config_file: Path | None = None) -> dict[str, Any]:
+def read_stack_config(
+    *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
+) -> dict[str, Any]:
     """Config keys (``namespace:key``) to values: project defaults, then the stack file on top."""
     values: dict[str, Any] = {}
     project_path = project_dir / PROJECT_FILE

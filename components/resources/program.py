@@ -39,7 +39,7 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
             FlyteAppArgs(plan=app),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
         )
-    pulumi.export("apps", {key: _outputs(app) for key, app in apps.items()})
+    pulumi.export("apps", stack_exports(apps))
     return apps
 
 
@@ -58,6 +58,11 @@ def register_namespace(plan: StackPlan, provider: k8s.Provider) -> pulumi.Custom
         metadata=manifest["metadata"],
         opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=settings.retain_namespace),
     )
+
+
+def stack_exports(apps: dict[str, FlyteApp]) -> dict[str, pulumi.Output[dict[str, object]]]:
+    """The stack export ``apps``: ``project/domain/name`` -> the app's names, URLs and spec sha."""
+    return {key: _outputs(app) for key, app in apps.items()}
 
 
 def _outputs(app: FlyteApp) -> pulumi.Output[dict[str, object]]:
