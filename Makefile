@@ -22,7 +22,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 typecheck: setup
-	$(BIN)/mypy components tests __main__.py policies
+	$(BIN)/mypy components tests __main__.py
 
 pytest: setup
 	$(BIN)/python -m pytest
