@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -49,6 +49,9 @@ LABEL_VALUE: Final = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$"
 FLYTE_APP_NAME: Final = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,28}[A-Za-z0-9])?$")  # proto: 1..30 chars
 ENV_VAR_NAME: Final = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")  # Kubernetes' classic IsEnvVarName
 MAX_LABEL_LEN: Final = 63
+MAX_UINT32: Final = 2**32 - 1  # replica bounds and targets are uint32 in Flyte's spec
+INVALID_DEFAULT: Final = "\x00invalid"
+"""Stands for a project/domain default that was itself reported as invalid."""
 MAX_SUBDOMAIN_LEN: Final = 253
 
 
@@ -98,6 +101,8 @@ def _env_source(value: object) -> object:
 
 
 GoDuration = Annotated[int, BeforeValidator(_go_duration)]
+Int = Annotated[int, Strict()]
+"""An integer as YAML/JSON writes it: ``true`` or ``"8080"`` are mistakes, not numbers."""
 Quantity = Annotated[str, BeforeValidator(_quantity)]
 RawEnv = Annotated[Any, BeforeValidator(_env_source)]
 ResourceName = Literal["cpu", "memory", "ephemeral-storage"]
@@ -123,13 +128,13 @@ class Platform(_Model):
     namespace: str = "flyte"
     base_domain: str = ""
     scheme: Literal["http", "https"] = "https"
-    ingress_apps_port: int = Field(default=0, ge=0, le=MAX_PORT)
+    ingress_apps_port: Int = Field(default=0, ge=0, le=MAX_PORT)
     default_request_timeout: GoDuration = 300 * NANOS_PER_SECOND
     max_request_timeout: GoDuration = 3600 * NANOS_PER_SECOND
     namespaced_name_suffix_template: str = c.DEFAULT_SUFFIX_TEMPLATE
     default_env_vars: RawEnv = None
     default_service_account: str = ""
-    watch_buffer_size: int = Field(default=100, ge=1)
+    watch_buffer_size: Int = Field(default=100, ge=1)
     adopt_namespace: bool = False
     retain_namespace: bool = True
     render_yaml_to_directory: str = ""
@@ -137,7 +142,7 @@ class Platform(_Model):
 
 
 class Port(_Model):
-    container_port: int = Field(ge=1, le=MAX_PORT)
+    container_port: Int = Field(ge=1, le=MAX_PORT)
     name: str = ""
 
 
@@ -156,10 +161,10 @@ class Container(_Model):
 
 
 class Autoscaling(_Model):
-    min_replicas: int | None = Field(default=None, ge=0)
-    max_replicas: int | None = Field(default=None, ge=0)
+    min_replicas: Int | None = Field(default=None, ge=0, le=MAX_UINT32)
+    max_replicas: Int | None = Field(default=None, ge=0, le=MAX_UINT32)
     metric: Literal["concurrency", "rps"] | None = None
-    target: int | None = None
+    target: Int | None = Field(default=None, le=MAX_UINT32)
     scaledown_period: GoDuration | None = None
 
 
@@ -222,6 +227,8 @@ class AppConfig:
 class PlatformConfig:
     settings: Platform
     default_env: tuple[EnvVar, ...]
+    valid: bool = True
+    """False when a setting failed a cross-field check; its values still serve to check the apps."""
 
 
 @dataclass(frozen=True)
@@ -250,12 +257,16 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
             problems.append(ConfigProblem(PREFIX + local, _unknown_key_message(local, TOP_LEVEL_KEYS)))
             continue
         values[local] = value
-    problems.extend(find_secure_values(values))
-    if problems:
-        raise ConfigError(problems)
+    secure = find_secure_values(values)
+    values = {key: _without_secure(value) for key, value in values.items()}
 
     platform = _load_platform(values.get(KEY_PLATFORM), problems)
-    defaults = {key: _default_name(values.get(key), key, problems) for key in (KEY_PROJECT, KEY_DOMAIN)}
+    defaults: dict[str, str | None] = {
+        key: INVALID_DEFAULT
+        if any(p.path == PREFIX + key for p in secure)
+        else _default_name(values.get(key), key, problems)
+        for key in (KEY_PROJECT, KEY_DOMAIN)
+    }
     apps_raw = values.get(KEY_APPS, [])
     apps: list[AppConfig] = []
     if apps_raw is None:
@@ -270,9 +281,26 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
         if app is not None:
             apps.append(app)
     problems.extend(_cross_app_problems(apps))
-    if problems or platform is None:
+    # A redacted secure value would also fail its own field's check: report the secure value only.
+    problems = [p for p in problems if not any(_within(p.path, s.path) for s in secure)] + secure
+    if problems or platform is None or not platform.valid:
         raise ConfigError(problems)
     return StackConfig(platform=platform, apps=tuple(apps))
+
+
+def _within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith((parent + ".", parent + "["))
+
+
+def _without_secure(node: object) -> object:
+    """A copy of ``node`` with every ``{secure: ...}`` value replaced by None (never echoed back)."""
+    if isinstance(node, dict):
+        if set(node) == {"secure"}:
+            return None
+        return {key: _without_secure(child) for key, child in node.items()}
+    if isinstance(node, list):
+        return [_without_secure(child) for child in node]
+    return node
 
 
 def find_secure_values(values: Mapping[str, Any], prefix: str = PREFIX) -> list[ConfigProblem]:
@@ -342,9 +370,7 @@ def _load_platform(raw: object, problems: list[ConfigProblem]) -> PlatformConfig
     default_env = resolve_env(
         settings.default_env_vars, f"{path}.defaultEnvVars", problems, upstream_list=True
     )
-    if len(problems) > before:
-        return None
-    return PlatformConfig(settings=settings, default_env=default_env)
+    return PlatformConfig(settings=settings, default_env=default_env, valid=len(problems) == before)
 
 
 def _default_name(raw: object, key: str, problems: list[ConfigProblem]) -> str | None:
@@ -352,11 +378,11 @@ def _default_name(raw: object, key: str, problems: list[ConfigProblem]) -> str |
         return None
     if not isinstance(raw, str):
         problems.append(ConfigProblem(PREFIX + key, f"must be a string, not {type(raw).__name__}"))
-        return None
+        return INVALID_DEFAULT
     message = _label_value_problem(raw, key)
     if message:
         problems.append(ConfigProblem(PREFIX + key, message))
-        return None
+        return INVALID_DEFAULT
     return raw
 
 
@@ -373,10 +399,15 @@ def _load_app(
     before = len(problems)
     project = app.project if app.project is not None else defaults[KEY_PROJECT]
     domain = app.domain if app.domain is not None else defaults[KEY_DOMAIN]
+    identity_ok = True
     for key, value, given in ((KEY_PROJECT, project, app.project), (KEY_DOMAIN, domain, app.domain)):
-        if value is None:
+        if value is INVALID_DEFAULT:
+            identity_ok = False  # already reported once, at the default's own key
+        elif value is None:
+            identity_ok = False
             problems.append(ConfigProblem(f"{path}.{key}", f"is required (no {PREFIX}{key} default is set)"))
         elif given is not None and (message := _label_value_problem(value, key)):
+            identity_ok = False
             problems.append(ConfigProblem(f"{path}.{key}", message))
     if not FLYTE_APP_NAME.match(app.name):
         problems.append(
@@ -386,7 +417,7 @@ def _load_app(
                 "starting and ending with a letter or digit",
             )
         )
-    elif project is not None and domain is not None:
+    elif identity_ok and project is not None and domain is not None:
         ksvc = kservice_name(project=project, domain=domain, name=app.name)
         if not DNS1035_LABEL.match(ksvc):
             problems.append(
@@ -412,7 +443,7 @@ def _load_app(
                 f"'{app.service_account}' is not a valid Kubernetes service account name",
             )
         )
-    if len(problems) > before or project is None or domain is None:
+    if len(problems) > before or not identity_ok or project is None or domain is None:
         return None
     return AppConfig(
         input=app, id=AppId(org=app.org, project=project, domain=domain, name=app.name), env=env, path=path
@@ -428,27 +459,34 @@ def resolve_env(
     a YAML map's order); a list keeps its order. Lists hold ``{name, value}`` items, or (for the
     platform's ``defaultEnvVars``, as upstream's config does) single-key maps ``- NAME: value``.
     """
-    entries: list[tuple[str, object, str]] = []
+    entries: list[tuple[str, object, str, str]] = []  # name, value, path of the name, path of the value
     if raw is None:
         return ()
     if isinstance(raw, dict):
-        entries = [(str(name), raw[name], f"{path}.{name}") for name in sorted(raw, key=str)]
+        entries = [
+            (str(name), raw[name], f"{path}.{name}", f"{path}.{name}") for name in sorted(raw, key=str)
+        ]
     elif isinstance(raw, list):
         for index, item in enumerate(raw):
             item_path = f"{path}[{index}]"
             if isinstance(item, dict) and set(item) == {"name", "value"}:
-                entries.append((str(item["name"]), item["value"], f"{item_path}.name"))
+                if not isinstance(item["name"], str):
+                    problems.append(
+                        ConfigProblem(f"{item_path}.name", f"must be a string, not {item['name']!r}")
+                    )
+                    continue
+                entries.append((item["name"], item["value"], f"{item_path}.name", f"{item_path}.value"))
             elif isinstance(item, dict) and set(item) == {"name"}:
                 problems.append(ConfigProblem(f"{item_path}.value", "is required"))
             elif upstream_list and isinstance(item, dict) and len(item) == 1:
                 name = next(iter(item))
-                entries.append((str(name), item[name], f"{item_path}.{name}"))
+                entries.append((str(name), item[name], f"{item_path}.{name}", f"{item_path}.{name}"))
             else:
                 shape = "{name, value} or a single NAME: value" if upstream_list else "{name, value}"
                 problems.append(ConfigProblem(item_path, f"must be {shape}, not {item!r}"))
     result: list[EnvVar] = []
     seen: dict[str, str] = {}
-    for name, value, entry_path in entries:
+    for name, value, entry_path, value_path in entries:
         if not ENV_VAR_NAME.match(name):
             problems.append(
                 ConfigProblem(
@@ -469,7 +507,7 @@ def resolve_env(
             )
             continue
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            problems.append(ConfigProblem(entry_path, f"value of '{name}' must be a string, not {value!r}"))
+            problems.append(ConfigProblem(value_path, f"value of '{name}' must be a string, not {value!r}"))
             continue
         seen[name] = entry_path
         result.append(EnvVar(name=name, value=str(value)))

@@ -27,7 +27,7 @@ class DurationSyntaxError(ValueError):
 
 def parse_duration(text: str) -> int:
     """Return the duration in nanoseconds; raise ``DurationSyntaxError`` for anything Go rejects."""
-    body = text.strip()
+    body = text
     sign = 1
     if body[:1] in "+-" and body:
         sign = -1 if body[0] == "-" else 1
