@@ -1,0 +1,1 @@
+"""Test doubles that speak real protocols, so tests exercise the real client libraries."""

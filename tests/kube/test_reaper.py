@@ -1,0 +1,216 @@
+"""The revision reaper deletes a stopped app's old live revisions and never the stop revision.
+
+Each test sets up a KService the way Knative leaves it (revisions, pods labelled per
+revision), applies the "stop" as a spec patch through the real client, and drives Knative's
+reconcile at the moment the scenario needs: before the reaper runs, during its wait, late, or
+never.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from components.kube.client import KubeForbidden, RetryPolicy
+from components.kube.reaper import ReaperTimeout, ReapResult, reap_stopped_revisions
+from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
+from tests.fakes.kube_semantics import PODS, REVISIONS
+
+NS = "flyte"
+APP = "myapp-proj-dev"
+NO_WAIT = RetryPolicy(sleep=lambda _: None)
+
+
+def running_app(server: FakeKubeApi, *, pods: int = 2) -> str:
+    """A KService reconciled once, whose first revision is serving from ``pods`` pods."""
+    server.add_kservice(NS, APP)
+    revision = server.reconcile_kservice(NS, APP)
+    server.add_revision_pods(NS, APP, revision, count=pods)
+    return revision
+
+
+def stop(api: client.ApiClient) -> None:
+    """What the Pulumi program applies to stop an app: a spec change (new generation)."""
+    patch = {
+        "metadata": {"labels": {"flyte.org/app-stopped": "true"}},
+        "spec": {"template": {"metadata": {"annotations": {"autoscaling.knative.dev/max-scale": "0"}}}},
+    }
+    client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        "serving.knative.dev", "v1", NS, "services", APP, patch
+    )
+
+
+def reap(api: client.ApiClient, **overrides: Any) -> ReapResult:
+    options: dict[str, Any] = {"timeout_seconds": 5.0, "poll_interval": 0.02, "retry": NO_WAIT}
+    options.update(overrides)
+    return reap_stopped_revisions(api, namespace=NS, kservice=APP, **options)
+
+
+def test_reaper_waits_for_stop_revision_before_deleting(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    old = running_app(kube_server)
+    stop(kube_api)  # Knative has not reconciled yet: the old revision is still latest ready
+    polls: list[float] = []
+
+    def sleep_then_reconcile(seconds: float) -> None:
+        polls.append(seconds)
+        if len(polls) == 2:
+            kube_server.reconcile_kservice(NS, APP)
+
+    result = reap(kube_api, sleep=sleep_then_reconcile)
+
+    assert result == ReapResult(deleted=(old,), stop_revision=f"{APP}-00002")
+    assert len(polls) == 2
+    assert kube_server.names(REVISIONS, NS) == [f"{APP}-00002"]
+    assert kube_server.names(PODS, NS) == []
+
+
+def test_reaper_keeps_stop_revision_that_was_already_ready_before_it_ran(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    old = running_app(kube_server)
+    stop(kube_api)
+    stop_revision = kube_server.reconcile_kservice(NS, APP)  # upstream's race: already reconciled
+    stop_pods = kube_server.add_revision_pods(NS, APP, stop_revision)
+
+    result = reap(kube_api)
+
+    assert result == ReapResult(deleted=(old,), stop_revision=stop_revision)
+    assert kube_server.names(REVISIONS, NS) == [stop_revision]
+    assert kube_server.names(PODS, NS) == stop_pods
+    assert kube_server.requests_matching("DELETE", stop_revision) == ()
+
+
+def test_reaper_succeeds_without_deleting_when_kservice_is_missing(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    assert reap(kube_api) == ReapResult(deleted=(), stop_revision=None)
+    assert kube_server.requests_matching("DELETE") == ()
+
+
+def test_reaper_waits_for_a_late_reconcile(kube_server: FakeKubeApi, kube_api: client.ApiClient) -> None:
+    old = running_app(kube_server)
+    stop(kube_api)
+    timer = threading.Timer(0.3, kube_server.reconcile_kservice, args=(NS, APP))
+    began = time.monotonic()
+    timer.start()
+    try:
+        result = reap(kube_api, timeout_seconds=5.0, poll_interval=0.05)
+    finally:
+        timer.cancel()
+    assert 0.25 <= time.monotonic() - began < 3
+    assert result == ReapResult(deleted=(old,), stop_revision=f"{APP}-00002")
+
+
+def test_reaper_waits_until_latest_created_revision_is_also_ready(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    old = running_app(kube_server)
+    stop(kube_api)
+    kube_server.reconcile_kservice(NS, APP, ready=False)  # observed, but the new revision not ready
+    timer = threading.Timer(0.2, kube_server.mark_revision_ready, args=(NS, APP))
+    timer.start()
+    try:
+        result = reap(kube_api, poll_interval=0.05)
+    finally:
+        timer.cancel()
+    assert result == ReapResult(deleted=(old,), stop_revision=f"{APP}-00002")
+
+
+def test_reaper_retries_transient_503s(kube_server: FakeKubeApi, kube_api: client.ApiClient) -> None:
+    old = running_app(kube_server)
+    stop(kube_api)
+    kube_server.reconcile_kservice(NS, APP)
+    kube_server.fail_next(503, times=2, path_contains=f"/services/{APP}")
+    kube_server.fail_next(503, times=1, method="DELETE")
+
+    assert reap(kube_api).deleted == (old,)
+    assert len(kube_server.requests_matching("GET", f"/services/{APP}")) == 3
+    assert len(kube_server.requests_matching("DELETE")) == 2
+
+
+def test_reaper_reports_forbidden_delete_naming_verb_and_resource(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    running_app(kube_server)
+    stop(kube_api)
+    kube_server.reconcile_kservice(NS, APP)
+    kube_server.fail_next(403, method="DELETE", path_contains="/revisions/")
+
+    with pytest.raises(KubeForbidden) as err:
+        reap(kube_api)
+    message = str(err.value)
+    assert "verb 'delete'" in message
+    assert "'revisions.serving.knative.dev'" in message
+    assert "namespace 'flyte'" in message
+    assert FAKE_TOKEN not in message
+
+
+def test_reaper_times_out_with_a_clear_message_when_stop_revision_never_gets_ready(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    old = running_app(kube_server)
+    stop(kube_api)
+    began = time.monotonic()
+    with pytest.raises(ReaperTimeout) as err:
+        reap(kube_api, timeout_seconds=0.5, poll_interval=0.05)
+    assert time.monotonic() - began < 2
+    assert str(err.value) == (
+        f"timed out after 0.5s waiting for Knative to make the stop revision of KService {NS}/{APP} "
+        f"ready: generation 2, observedGeneration 1, latestCreatedRevisionName {old}, "
+        f"latestReadyRevisionName {old}; "
+        "the stopped KService is applied, run `pulumi up` again to delete the old revisions"
+    )
+    assert kube_server.names(REVISIONS, NS) == [old]
+
+
+def test_reaper_timeout_is_bounded_with_an_injected_clock(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    running_app(kube_server)
+    stop(kube_api)
+    kube_server.reconcile_kservice(NS, APP, ready=False)
+    now = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    with pytest.raises(ReaperTimeout, match="latestCreatedRevisionName myapp-proj-dev-00002, latestReady"):
+        reap(kube_api, timeout_seconds=30, poll_interval=10, clock=lambda: now[0], sleep=sleep)
+    assert sleeps == [10, 10, 10]
+
+
+def test_reaper_leaves_revisions_without_pods_alone(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    idle = running_app(kube_server, pods=0)
+    live = kube_server.reconcile_kservice(NS, APP)
+    kube_server.add_revision_pods(NS, APP, live)
+    stop(kube_api)
+    stop_revision = kube_server.reconcile_kservice(NS, APP)
+
+    result = reap(kube_api)
+
+    assert result == ReapResult(deleted=(live,), stop_revision=stop_revision)
+    assert kube_server.names(REVISIONS, NS) == [idle, stop_revision]
+
+
+def test_reaper_treats_a_revision_that_vanished_first_as_done(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    running_app(kube_server, pods=0)
+    kube_server.add_revision_pods(NS, APP, f"{APP}-00000")  # pods outlived their revision object
+    stop(kube_api)
+    stop_revision = kube_server.reconcile_kservice(NS, APP)
+
+    result = reap(kube_api)
+
+    assert result == ReapResult(deleted=(), stop_revision=stop_revision)
+    assert len(kube_server.requests_matching("DELETE", f"{APP}-00000")) == 1
