@@ -25,3 +25,7 @@ def minimal_config(**app: Any) -> dict[str, Any]:
 def example_config() -> dict[str, Any]:
     """The dev stack's config exactly as `flyte-apps render --stack dev` reads it."""
     return read_stack_config(project_dir=REPO_ROOT, stack="dev")
+
+
+# The fake Kubernetes API server, one per test (see tests/fakes/kube_api.py).
+from tests.fakes.kube_api import kube_server as kube_server  # noqa: E402

@@ -9,6 +9,7 @@ from pulumi_kubernetes.apiextensions import CustomResource
 
 from components import constants as c
 from components.render import AppPlan
+from components.resources.reaper import RevisionReaper, RevisionReaperArgs
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,9 @@ class FlyteAppArgs:
 
     plan: AppPlan
     """The app's rendered KService and outputs, from ``components.render.plan_stack``."""
+    reaper_timeout_seconds: float | None = None
+    """When set and the app is stopped, add a ``RevisionReaper`` with this bound; None (render
+    mode) registers nothing that talks to a cluster."""
 
 
 class FlyteApp(pulumi.ComponentResource):
@@ -32,6 +36,8 @@ class FlyteApp(pulumi.ComponentResource):
     internal_url: pulumi.Output[str]
     spec_sha: pulumi.Output[str]
     """``flyte.org/spec-sha`` of the app's spec."""
+    reaper: RevisionReaper | None
+    """Present only while the app is stopped (and not in render mode)."""
 
     def __init__(self, name: str, args: FlyteAppArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(c.TYPE_FLYTE_APP, name, None, opts)
@@ -46,6 +52,18 @@ class FlyteApp(pulumi.ComponentResource):
             spec=manifest["spec"],
             opts=child,
         )
+        self.reaper = None
+        if plan.config.input.stopped and args.reaper_timeout_seconds is not None:
+            self.reaper = RevisionReaper(
+                f"{name}-reaper",
+                RevisionReaperArgs(
+                    namespace=plan.namespace,
+                    kservice_name=plan.kservice_name,
+                    spec_sha=plan.blob.sha,
+                    timeout_seconds=args.reaper_timeout_seconds,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.kservice]),
+            )
         self.kservice_name = pulumi.Output.from_input(plan.kservice_name)
         self.namespace = pulumi.Output.from_input(plan.namespace)
         self.public_url = pulumi.Output.from_input(plan.public_url)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.durations import NANOS_PER_SECOND
 from components.render import StackPlan
 from components.resources.app import FlyteApp, FlyteAppArgs
 
@@ -32,11 +33,13 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         render_yaml_to_directory=settings.render_yaml_to_directory or None,
     )
     namespace = register_namespace(plan, provider)
+    # In render mode nothing may talk to a cluster, so stopped apps get no reaper.
+    reaper_timeout = None if settings.render_yaml_to_directory else settings.reaper_timeout / NANOS_PER_SECOND
     apps = {}
     for app in plan.apps:
         apps[app.key] = FlyteApp(
             app.kservice_name,
-            FlyteAppArgs(plan=app),
+            FlyteAppArgs(plan=app, reaper_timeout_seconds=reaper_timeout),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
         )
     pulumi.export("apps", stack_exports(apps))
