@@ -172,6 +172,16 @@ class Timeouts(_Model):
     request: GoDuration | None = None
 
 
+class SecretInput(_Model):
+    """A Flyte secret the pod webhook injects: ``security_context.secrets`` of the app spec."""
+
+    group: str = ""
+    key: str
+    group_version: str = ""
+    mount_requirement: Literal["ANY", "ENV_VAR", "FILE"] = "ANY"
+    env_var: str = ""
+
+
 class AppInput(_Model):
     """One app as written under ``flyte-apps:apps``."""
 
@@ -185,6 +195,7 @@ class AppInput(_Model):
     service_account: str | None = None
     visibility: Literal["public", "cluster-local"] = "public"
     stopped: bool = False
+    secrets: tuple[SecretInput, ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -436,6 +447,7 @@ def _load_app(
         problems.extend(_autoscaling_problems(app.autoscaling, f"{path}.autoscaling"))
     if app.timeouts is not None and app.timeouts.request is not None:
         problems.extend(_timeout_problems(app.timeouts.request, f"{path}.timeouts.request", platform))
+    problems.extend(_secret_problems(app.secrets, env, f"{path}.secrets"))
     if app.service_account is not None and not _is_subdomain(app.service_account):
         problems.append(
             ConfigProblem(
@@ -544,6 +556,34 @@ def _port_problems(ports: Sequence[Port], path: str) -> list[ConfigProblem]:
             )
     if len(seen) > 1:
         found.append(ConfigProblem(path, "Knative allows at most one container port"))
+    return found
+
+
+def _secret_problems(secrets: Sequence[SecretInput], env: Sequence[EnvVar], path: str) -> list[ConfigProblem]:
+    """Each secret names a key; env vars it asks for are valid, unique and do not shadow others."""
+    found: list[ConfigProblem] = []
+    taken = {var.name: "the app's env" for var in env}
+    for index, secret in enumerate(secrets):
+        where = f"{path}[{index}]"
+        if not secret.key.strip():
+            found.append(ConfigProblem(f"{where}.key", "must not be empty"))
+        name = secret.env_var
+        if not name:
+            continue
+        if not ENV_VAR_NAME.match(name):
+            found.append(
+                ConfigProblem(f"{where}.envVar", f"'{name}' is not a valid environment variable name")
+            )
+        elif name in c.INJECTED_ENV_VARS:
+            found.append(ConfigProblem(f"{where}.envVar", f"'{name}' is set by Flyte for every app"))
+        elif name in taken:
+            found.append(
+                ConfigProblem(
+                    f"{where}.envVar", f"duplicate environment variable '{name}' (also in {taken[name]})"
+                )
+            )
+        else:
+            taken[name] = f"{where}.envVar"
     return found
 
 

@@ -9,7 +9,8 @@ from components import constants as c
 from components.config import AppConfig, PlatformConfig
 from components.durations import NANOS_PER_SECOND, format_duration
 from components.naming import endpoint_pattern, kservice_name
-from components.spec import SpecBlob
+from components.secrets import encode_secret
+from components.spec import SpecBlob, build_secrets
 
 Manifest = dict[str, Any]
 
@@ -33,6 +34,15 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
         template_annotations[c.ANNOTATION_MIN_SCALE] = "0"
         template_annotations[c.ANNOTATION_INITIAL_SCALE] = "0"
     template_metadata: Manifest = {}
+    if app.input.secrets:
+        # Only with secrets: the labels select the pod for Flyte's secret-injecting webhook.
+        template_metadata["labels"] = {
+            c.SECRET_LABEL_ORGANIZATION: c.SECRET_ORGANIZATION,
+            c.SECRET_LABEL_PROJECT: ident.project,
+            c.SECRET_LABEL_DOMAIN: ident.domain,
+            c.SECRET_LABEL_INJECT: c.TRUE,
+        }
+        template_annotations.update(secret_annotations(app))
     if template_annotations:
         template_metadata["annotations"] = template_annotations
     pod_spec = build_pod_spec(app, platform)
@@ -95,6 +105,14 @@ def build_pod_spec(app: AppConfig, platform: PlatformConfig) -> Manifest:
     if account:
         pod["serviceAccountName"] = account
     return pod
+
+
+def secret_annotations(app: AppConfig) -> dict[str, str]:
+    """``flyte.secrets/s{i}`` for each secret of the app's spec, in order."""
+    return {
+        f"{c.ANNOTATION_SECRET_PREFIX}{index}": encode_secret(secret)
+        for index, secret in enumerate(build_secrets(app))
+    }
 
 
 def autoscaling_annotations(app: AppConfig) -> dict[str, str]:

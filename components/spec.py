@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import protovalidate
 from flyteidl2.app import app_definition_pb2 as app_pb
-from flyteidl2.core import literals_pb2, tasks_pb2
+from flyteidl2.core import literals_pb2, security_pb2, tasks_pb2
 
 from components.config import AppConfig
 from components.durations import NANOS_PER_SECOND
@@ -87,9 +87,24 @@ def build_spec(app: AppConfig) -> app_pb.Spec:
     spec.desired_state = app_pb.Spec.DESIRED_STATE_ACTIVE
     if given.service_account:
         spec.security_context.run_as.k8s_service_account = given.service_account
+    spec.security_context.secrets.extend(build_secrets(app))
     if given.timeouts is not None and given.timeouts.request is not None:
         _set_duration(spec.timeouts.request_timeout, given.timeouts.request)
     return spec
+
+
+def build_secrets(app: AppConfig) -> list[security_pb2.Secret]:
+    """The app's ``security_context.secrets``, in config order."""
+    return [
+        security_pb2.Secret(
+            group=secret.group,
+            group_version=secret.group_version,
+            key=secret.key,
+            mount_requirement=security_pb2.Secret.MountType.Value(secret.mount_requirement),
+            env_var=secret.env_var,
+        )
+        for secret in app.input.secrets
+    ]
 
 
 def validate_app(message: app_pb.App, path: str) -> list[ConfigProblem]:
