@@ -15,7 +15,7 @@ import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
 from pydantic.alias_generators import to_camel
@@ -27,12 +27,17 @@ from components.errors import ConfigError, ConfigProblem
 from components.naming import kservice_name
 from components.quantities import is_negative_quantity, is_quantity
 
+if TYPE_CHECKING:
+    from components.manager import KnativeConfig, ManagerConfig
+
 PREFIX: Final = f"{c.PROJECT_NAME}:"
 KEY_PLATFORM: Final = "platform"
 KEY_PROJECT: Final = "project"
 KEY_DOMAIN: Final = "domain"
 KEY_APPS: Final = "apps"
-TOP_LEVEL_KEYS: Final = (KEY_PLATFORM, KEY_PROJECT, KEY_DOMAIN, KEY_APPS)
+KEY_MANAGER: Final = "manager"
+KEY_KNATIVE: Final = "knative"
+TOP_LEVEL_KEYS: Final = (KEY_PLATFORM, KEY_PROJECT, KEY_DOMAIN, KEY_APPS, KEY_MANAGER, KEY_KNATIVE)
 
 MAX_PROTO_REQUEST_TIMEOUT_S: Final = 3600  # flyteidl2.app.TimeoutConfig.request_timeout <= 3600s
 MIN_REQUEST_TIMEOUT_S: Final = 1
@@ -246,6 +251,10 @@ class PlatformConfig:
 class StackConfig:
     platform: PlatformConfig
     apps: tuple[AppConfig, ...]
+    manager: ManagerConfig | None = None
+    """The Flyte manager, when ``flyte-apps:manager`` enables it."""
+    knative: KnativeConfig | None = None
+    """Knative Serving settings, when ``flyte-apps:knative.manageConfig`` is true."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -292,11 +301,16 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
         if app is not None:
             apps.append(app)
     problems.extend(_cross_app_problems(apps))
+    # The manager's models build on this module's, so they are imported here, not at the top.
+    from components.manager import load_knative_config, load_manager_config
+
+    manager = load_manager_config(values.get(KEY_MANAGER), platform, problems)
+    knative = load_knative_config(values.get(KEY_KNATIVE), problems)
     # A redacted secure value would also fail its own field's check: report the secure value only.
     problems = [p for p in problems if not any(_within(p.path, s.path) for s in secure)] + secure
     if problems or platform is None or not platform.valid:
         raise ConfigError(problems)
-    return StackConfig(platform=platform, apps=tuple(apps))
+    return StackConfig(platform=platform, apps=tuple(apps), manager=manager, knative=knative)
 
 
 def _within(path: str, parent: str) -> bool:

@@ -31,6 +31,19 @@ QUEUE_PROXY_CONTAINER: Final = "queue-proxy"
 LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 MANAGED_BY_PULUMI: Final = "pulumi"
 
+# Kubernetes' recommended label; on every manager object, and its pods' selector.
+LABEL_NAME: Final = "app.kubernetes.io/name"
+
+# --- The Flyte manager ----------------------------------------------------------------------
+# On the pod template: a new config.yaml rolls the pods (a mounted ConfigMap change alone does not).
+ANNOTATION_CONFIG_SHA: Final = "flyte.org/config-sha256"
+# Read by pulumi-kubernetes on a *Patch resource: take over fields another field manager (Helm,
+# kubectl) set on Knative's ConfigMaps instead of failing with a server-side-apply conflict.
+ANNOTATION_PATCH_FORCE: Final = "pulumi.com/patchForce"
+# Downward-API env vars Flyte's webhook setup reads (owner references, Secret namespace).
+ENV_POD_NAME: Final = "POD_NAME"
+ENV_POD_NAMESPACE: Final = "POD_NAMESPACE"
+
 # --- Flyte annotations on the KService ------------------------------------------------------
 ANNOTATION_SPEC_SHA: Final = "flyte.org/spec-sha"
 ANNOTATION_APP_ID: Final = "flyte.org/app-id"

@@ -17,31 +17,13 @@ from components import constants as c
 from components.config import AppConfig, PlatformConfig, StackConfig, load_stack_config
 from components.errors import ConfigError, ConfigProblem
 from components.knative import Manifest, build_kservice
+from components.manager import build_knative_objects, build_manager_objects
 from components.naming import internal_url, is_hashed, kservice_name, public_url
+from components.objects import RenderedObject as RenderedObject  # re-exported: part of the plan's API
 from components.platform import build_namespace
 from components.spec import SpecBlob, build_app, serialize, validate_app
 
 PATCH_COMMENT = "# patch (server-side apply)"
-
-
-@dataclass(frozen=True)
-class RenderedObject:
-    """One Kubernetes object; ``patch`` marks objects the program patches rather than owns."""
-
-    manifest: Manifest
-    patch: bool = False
-
-    @property
-    def kind(self) -> str:
-        return str(self.manifest["kind"])
-
-    @property
-    def name(self) -> str:
-        return str(self.manifest["metadata"]["name"])
-
-    @property
-    def namespace(self) -> str:
-        return str(self.manifest["metadata"].get("namespace", ""))
 
 
 @dataclass(frozen=True)
@@ -76,6 +58,10 @@ class StackPlan:
     namespace: RenderedObject
     apps: tuple[AppPlan, ...]
     warnings: tuple[str, ...] = field(default=())
+    manager: tuple[RenderedObject, ...] = ()
+    """The Flyte manager's objects (empty unless ``flyte-apps:manager`` enables it)."""
+    knative: tuple[RenderedObject, ...] = ()
+    """Patches of Knative Serving's ConfigMaps (empty unless ``manageConfig``)."""
 
     @property
     def platform(self) -> PlatformConfig:
@@ -84,7 +70,12 @@ class StackPlan:
     def objects(self) -> list[RenderedObject]:
         """All objects in apply order: namespaces, CRDs, other cluster-scoped objects, namespaced
         core objects, then KServices by namespace and name."""
-        items = [self.namespace, *(RenderedObject(app.kservice) for app in self.apps)]
+        items = [
+            self.namespace,
+            *self.manager,
+            *self.knative,
+            *(RenderedObject(app.kservice) for app in self.apps),
+        ]
         return sorted(items, key=_object_order)
 
 
@@ -102,7 +93,16 @@ def plan_stack(raw: Mapping[str, Any]) -> StackPlan:
     namespace = RenderedObject(
         build_namespace(config.platform), patch=config.platform.settings.adopt_namespace
     )
-    return StackPlan(config=config, namespace=namespace, apps=tuple(apps), warnings=tuple(_warnings(config)))
+    manager = () if config.manager is None else tuple(build_manager_objects(config.manager, config.platform))
+    knative = () if config.knative is None else tuple(build_knative_objects(config.knative, config.platform))
+    return StackPlan(
+        config=config,
+        namespace=namespace,
+        apps=tuple(apps),
+        warnings=tuple(_warnings(config)),
+        manager=manager,
+        knative=knative,
+    )
 
 
 def _plan_app(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> AppPlan:

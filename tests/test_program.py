@@ -18,14 +18,17 @@ def test_program_registers_exactly_what_render_prints(example_config: dict[str, 
     mocks, _ = install(example_config)
     run_program()
     registered = {
-        (r.inputs["kind"], r.inputs["metadata"]["name"]): r.inputs
+        (r.inputs["kind"], r.inputs["metadata"].get("namespace", ""), r.inputs["metadata"]["name"]): r
         for r in mocks.resources
-        if r.typ in (c.TYPE_KSERVICE, c.TYPE_NAMESPACE, c.TYPE_NAMESPACE_PATCH)
+        if r.typ.startswith("kubernetes:") and "providers" not in r.typ
     }
-    rendered = {(obj.kind, obj.name): obj.manifest for obj in plan_stack(example_config).objects()}
+    rendered = {(obj.kind, obj.namespace, obj.name): obj for obj in plan_stack(example_config).objects()}
     assert registered.keys() == rendered.keys()
-    for key, manifest in rendered.items():
-        assert registered[key] == manifest, f"{key} differs between the program and render"
+    assert len(rendered) > 10, "the example stack renders the manager and Knative settings too"
+    for key, obj in rendered.items():
+        resource = registered[key]
+        assert resource.inputs == obj.manifest, f"{key} differs between the program and render"
+        assert resource.typ.endswith("Patch") == obj.patch, f"{key}: patch in render iff a Patch resource"
 
 
 def test_each_app_is_a_flyte_app_component_parenting_its_kservice(example_config: dict[str, Any]) -> None:

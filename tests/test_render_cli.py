@@ -27,11 +27,13 @@ def test_render_prints_every_object_of_the_example_stack_in_apply_order() -> Non
     result = run("render", "--stack", "dev", "--project-dir", str(REPO_ROOT))
     assert result.exit_code == 0, result.stderr
     documents = list(yaml.safe_load_all(result.stdout))
-    kinds = [(d["kind"], d["metadata"]["name"]) for d in documents]
-    assert kinds[0] == ("Namespace", "flyte")
-    services = kinds[1:]
-    assert all(kind == "Service" for kind, _ in services)
-    assert [name for _, name in services] == sorted(name for _, name in services)
+    kinds = [(d["apiVersion"], d["kind"], d["metadata"]["name"]) for d in documents]
+    assert kinds[0] == ("v1", "Namespace", "flyte")
+    assert kinds[1] == ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "taskactions.flyte.org")
+    cluster_scoped = [d for d in documents if "namespace" not in d["metadata"]]
+    assert documents[: len(cluster_scoped)] == cluster_scoped
+    services = [name for api, kind, name in kinds if api == "serving.knative.dev/v1"]
+    assert kinds[-len(services) :] == [("serving.knative.dev/v1", "Service", name) for name in sorted(services)]
     assert len(services) == 4
 
 
@@ -95,9 +97,11 @@ def test_render_out_writes_one_numbered_file_per_object(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     files = sorted(p.name for p in out.iterdir())
     assert files[0] == "001-namespace-flyte.yaml"
-    assert files[1].startswith("002-service-")
-    assert len(files) == 5
-    assert yaml.safe_load((out / files[1]).read_text())["kind"] == "Service"
+    assert files[1] == "002-customresourcedefinition-taskactions.flyte.org.yaml"
+    assert files[-1] == "020-service-notebook-flytesnacks-development.yaml"
+    assert len(files) == 20
+    assert yaml.safe_load((out / files[-1]).read_text())["kind"] == "Service"
+    assert result.stdout.splitlines() == [str(out / name) for name in files]
 
 
 def test_render_warns_when_a_name_is_hashed_or_the_suffix_template_changed(tmp_path: Path) -> None:

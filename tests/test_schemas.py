@@ -329,7 +329,7 @@ def test_pinned_kubernetes_version_is_shipped_by_kubernetes_validate() -> None:
 @pytest.mark.parametrize("stack", list(STACKS))
 def test_core_objects_validate_strictly_for_the_pinned_kubernetes_version(stack: str) -> None:
     objects = core_objects(STACKS[stack]())
-    assert [item["kind"] for item in objects] == ["Namespace"]
+    assert "Namespace" in [item["kind"] for item in objects]
     for item in objects:
         validated = kubernetes_validate.validate(item, KUBERNETES_VERSION, strict=True)
         assert validated == kubernetes_validate.utils.major_minor(KUBERNETES_VERSION)

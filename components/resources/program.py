@@ -10,9 +10,11 @@ import pulumi_kubernetes as k8s
 from components.durations import NANOS_PER_SECOND
 from components.render import StackPlan
 from components.resources.app import FlyteApp, FlyteAppArgs
+from components.resources.manager import FlyteManager, FlyteManagerArgs, register_knative_config
 
 PROVIDER_NAME = "kubernetes"
 NAMESPACE_NAME = "apps-namespace"
+MANAGER_NAME = "flyte-manager"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,16 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
         )
     pulumi.export("apps", stack_exports(apps))
+    if plan.manager:
+        manager = FlyteManager(
+            MANAGER_NAME,
+            FlyteManagerArgs(objects=plan.manager),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
+        )
+        pulumi.export("managerRunsUrl", manager.runs_url)
+        pulumi.export("managerQueueUrl", manager.queue_url)
+    if plan.knative:
+        register_knative_config(plan.knative, provider)
     return apps
 
 
