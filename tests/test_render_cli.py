@@ -33,7 +33,8 @@ def test_render_prints_every_object_of_the_example_stack_in_apply_order() -> Non
     cluster_scoped = [d for d in documents if "namespace" not in d["metadata"]]
     assert documents[: len(cluster_scoped)] == cluster_scoped
     services = [name for api, kind, name in kinds if api == "serving.knative.dev/v1"]
-    assert kinds[-len(services) :] == [("serving.knative.dev/v1", "Service", name) for name in sorted(services)]
+    expected_tail = [("serving.knative.dev/v1", "Service", name) for name in sorted(services)]
+    assert kinds[-len(services) :] == expected_tail
     assert len(services) == 4
 
 
