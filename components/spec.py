@@ -87,7 +87,8 @@ def build_spec(app: AppConfig) -> app_pb.Spec:
     spec.desired_state = app_pb.Spec.DESIRED_STATE_ACTIVE
     if given.service_account:
         spec.security_context.run_as.k8s_service_account = given.service_account
-    spec.security_context.secrets.extend(build_secrets(app))
+    if given.secrets:  # extend() on an empty list would still mark security_context as set
+        spec.security_context.secrets.extend(build_secrets(app))
     if given.timeouts is not None and given.timeouts.request is not None:
         _set_duration(spec.timeouts.request_timeout, given.timeouts.request)
     return spec

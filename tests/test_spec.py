@@ -143,3 +143,13 @@ def test_protovalidate_runs_over_the_whole_app() -> None:
     assert problems
     assert problems[0].path == "flyte-apps:apps[0]"
     assert "metadata.id.name" in problems[0].message
+
+
+def test_app_without_secrets_or_service_account_has_no_security_context() -> None:
+    # Regression: extending the (empty) secrets list marked security_context as present, adding two
+    # bytes to every spec and so changing flyte.org/spec-sha against what Flyte would compute.
+    spec = build_spec(only_app(minimal_config()))
+    assert not spec.HasField("security_context")
+    by_hand = app_pb.Spec(desired_state=app_pb.Spec.DESIRED_STATE_ACTIVE)
+    by_hand.container.image = "nginx:1.27"
+    assert serialize(spec).data == by_hand.SerializeToString()
