@@ -83,5 +83,16 @@ def fail_config(exc: ConfigError) -> NoReturn:
     raise typer.Exit(EXIT_CONFIG) from None
 
 
+def _register_commands() -> None:
+    """The cluster-facing commands live in ``components.commands``; each adds itself here."""
+    from components.commands import status, watch
+
+    for module in (status, watch):
+        module.register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     app()

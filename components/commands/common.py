@@ -14,7 +14,7 @@ from kubernetes import client as k8s
 
 from components import constants as c
 from components.config import AppId, PlatformConfig
-from components.errors import ConfigError
+from components.errors import ConfigError, FlyteAppsError
 from components.kube.client import (
     KubeConfigError,
     KubeError,
@@ -207,6 +207,9 @@ def translate_errors() -> Iterator[None]:
         fail(EXIT_CLUSTER, str(exc))
     except KubeError as exc:
         fail(EXIT_CLUSTER, str(exc))
+    except FlyteAppsError as exc:
+        # Anything else we raise on purpose (e.g. a KService that is not a readable Flyte app).
+        fail(EXIT_NOT_FOUND, str(exc))
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
 

@@ -1,0 +1,381 @@
+"""The watch hub against the fake API server: snapshot, live events, routing, buffers, recovery.
+
+Every recovery test makes changes the hub's watch cannot deliver (the watch has expired or its
+connection was cut) and checks that each change still arrives exactly once, as the difference
+the hub's relist finds against its cache.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from flyteidl2.app import app_definition_pb2 as app_pb
+from flyteidl2.app.app_payload_pb2 import WatchResponse
+
+from components import constants as c
+from components.kube.client import KubeForbidden, KubeTarget, RetryPolicy, build_api_client
+from components.kube.watch import Subscription, WatchHub, WatchTarget, event_app
+from components.render import plan_stack
+from components.status import app_key
+from tests.conftest import minimal_config
+from tests.fakes.kube_api import FakeKubeApi
+from tests.fakes.kube_semantics import KSERVICES
+
+NS = "flyte"
+FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
+EVENT_TIMEOUT = 5.0
+QUIET = 0.3
+
+HubFactory = Callable[..., WatchHub]
+
+
+@pytest.fixture
+def make_hub(kube_server: FakeKubeApi) -> Iterator[HubFactory]:
+    """Started hubs on the fake server (stopped at teardown); keyword arguments override options."""
+    hubs: list[WatchHub] = []
+
+    def make(**options: Any) -> WatchHub:
+        assert kube_server.kubeconfig_path is not None
+        target = KubeTarget(str(kube_server.kubeconfig_path))
+        settings: dict[str, Any] = {
+            "namespace": NS,
+            "base_domain": "apps.example.com",
+            "buffer_size": 100,
+            "watch_timeout_seconds": 30,
+            "retry": FAST,
+            "min_backoff": 0.01,
+            "max_backoff": 0.1,
+        }
+        settings.update(options)
+        hub = WatchHub(lambda: build_api_client(target), **settings)
+        hubs.append(hub)
+        hub.start()
+        return hub
+
+    yield make
+    for hub in hubs:
+        hub.stop()
+
+
+def deploy(server: FakeKubeApi, **app: Any) -> str:
+    """Create the KService the stack renders for one app (default proj/dev/myapp); its name."""
+    manifest = copy.deepcopy(plan_stack(minimal_config(**app)).apps[0].kservice)
+    server.create(KSERVICES, manifest, NS)
+    return str(manifest["metadata"]["name"])
+
+
+def touch(server: FakeKubeApi, name: str, value: str) -> None:
+    """A change Knative or a user could make: a new annotation (a MODIFIED event)."""
+    server.patch(KSERVICES, NS, name, {"metadata": {"annotations": {"example.com/touched": value}}})
+
+
+def make_ready(server: FakeKubeApi, name: str) -> None:
+    server.patch(
+        KSERVICES, NS, name, {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}, status=True
+    )
+
+
+def describe(event: WatchResponse) -> tuple[str, str]:
+    return str(event.WhichOneof("event")).removesuffix("_event"), app_key(event_app(event).metadata.id)
+
+
+def take(subscription: Subscription, count: int) -> list[WatchResponse]:
+    events: list[WatchResponse] = []
+    for _ in range(count):
+        event = subscription.get(EVENT_TIMEOUT)
+        assert event is not None, (
+            f"only {len(events)} of {count} events arrived: {[describe(e) for e in events]}"
+        )
+        events.append(event)
+    return events
+
+
+def assert_quiet(subscription: Subscription) -> None:
+    extra = subscription.get(QUIET)
+    assert extra is None, f"unexpected event {describe(extra)}"
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + EVENT_TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def watch_requests(server: FakeKubeApi) -> int:
+    return sum(1 for r in server.requests_matching("GET", "/services") if r.query.get("watch") == "true")
+
+
+# --- snapshot and live events ------------------------------------------------------------------
+
+
+def test_subscriber_gets_the_snapshot_then_live_create_update_delete(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    first = deploy(kube_server)
+    hub = make_hub()
+    subscription = hub.subscribe()
+    assert [describe(e) for e in take(subscription, 1)] == [("create", "proj/dev/myapp")]
+
+    second = deploy(kube_server, name="second")
+    make_ready(kube_server, first)
+    kube_server.delete(KSERVICES, NS, second)
+    events = take(subscription, 3)
+    assert [describe(e) for e in events] == [
+        ("create", "proj/dev/second"),
+        ("update", "proj/dev/myapp"),
+        ("delete", "proj/dev/second"),
+    ]
+    update = events[1].update_event
+    assert list(update.old_app.status.conditions) == []
+    assert [cond.deployment_status for cond in update.updated_app.status.conditions] == [
+        app_pb.Status.DEPLOYMENT_STATUS_ACTIVE
+    ]
+    assert update.updated_app.status.ingress.public_url == "https://myapp-proj-dev.apps.example.com"
+    assert_quiet(subscription)
+
+
+def test_kservice_losing_the_managed_label_is_a_delete(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    name = deploy(kube_server)
+    hub = make_hub()
+    subscription = hub.subscribe()
+    take(subscription, 1)
+    kube_server.patch(KSERVICES, NS, name, {"metadata": {"labels": {c.LABEL_APP_MANAGED: None}}})
+    assert [describe(e) for e in take(subscription, 1)] == [("delete", "proj/dev/myapp")]
+    touch(kube_server, name, "unmanaged change")
+    assert_quiet(subscription)
+
+
+def test_late_subscriber_gets_current_state_once_not_history(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    name = deploy(kube_server)
+    hub = make_hub()
+    early = hub.subscribe()
+    take(early, 1)
+    for value in ("1", "2", "3"):
+        touch(kube_server, name, value)
+    take(early, 3)
+    late = hub.subscribe()
+    (event,) = take(late, 1)
+    assert describe(event) == ("create", "proj/dev/myapp")
+    assert_quiet(late)
+
+
+# --- routing ---------------------------------------------------------------------------------------
+
+
+def test_subscriptions_are_keyed_by_full_identity_not_name(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    mine = deploy(kube_server)
+    theirs = deploy(kube_server, project="other")
+    hub = make_hub()
+    proj = hub.subscribe(WatchTarget(project="proj", domain="dev", name="myapp"))
+    other = hub.subscribe(WatchTarget(project="other", domain="dev", name="myapp"))
+    assert [describe(e) for e in take(proj, 1)] == [("create", "proj/dev/myapp")]
+    assert [describe(e) for e in take(other, 1)] == [("create", "other/dev/myapp")]
+
+    touch(kube_server, theirs, "x")
+    assert [describe(e) for e in take(other, 1)] == [("update", "other/dev/myapp")]
+    assert_quiet(proj)  # upstream's name-keyed dispatch would deliver it here too ((j)4)
+    touch(kube_server, mine, "y")
+    assert [describe(e) for e in take(proj, 1)] == [("update", "proj/dev/myapp")]
+    assert_quiet(other)
+
+
+def test_subscription_without_target_gets_every_app(kube_server: FakeKubeApi, make_hub: HubFactory) -> None:
+    deploy(kube_server)
+    theirs = deploy(kube_server, project="other")
+    hub = make_hub()
+    everything = hub.subscribe()
+    assert sorted(describe(e) for e in take(everything, 2)) == [
+        ("create", "other/dev/myapp"),
+        ("create", "proj/dev/myapp"),
+    ]
+    deploy(kube_server, name="third", domain="prod")
+    touch(kube_server, theirs, "x")
+    assert [describe(e) for e in take(everything, 2)] == [
+        ("create", "proj/prod/third"),
+        ("update", "other/dev/myapp"),
+    ]
+
+
+def test_project_domain_subscription_gets_only_that_project_domain(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    deploy(kube_server)
+    deploy(kube_server, domain="prod")
+    hub = make_hub()
+    dev = hub.subscribe(WatchTarget(project="proj", domain="dev"))
+    assert [describe(e) for e in take(dev, 1)] == [("create", "proj/dev/myapp")]
+    deploy(kube_server, name="second", domain="prod")
+    deploy(kube_server, name="second")
+    assert [describe(e) for e in take(dev, 1)] == [("create", "proj/dev/second")]
+    assert_quiet(dev)
+
+
+# --- buffers -------------------------------------------------------------------------------------
+
+
+def test_slow_subscriber_loses_events_while_a_fast_one_loses_none(
+    kube_server: FakeKubeApi, make_hub: HubFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    name = deploy(kube_server)
+    hub = make_hub(buffer_size=2)
+    slow = hub.subscribe()
+    fast = hub.subscribe()
+    take(fast, 1)
+    with caplog.at_level(logging.WARNING, logger="components"):
+        for value in map(str, range(6)):
+            touch(kube_server, name, value)
+            (event,) = take(fast, 1)  # delivered while the slow subscriber's buffer is full
+            assert event.update_event.updated_app.metadata.id.name == "myapp"
+    assert fast.dropped == 0
+    assert slow.dropped == 4
+    assert [describe(e) for e in take(slow, 3)] == [("create", "proj/dev/myapp")] + [
+        ("update", "proj/dev/myapp")
+    ] * 2
+    assert_quiet(slow)
+    assert caplog.text.count("subscriber buffer full, dropping update for app: proj/dev/myapp") == 4
+
+
+# --- recovery --------------------------------------------------------------------------------------
+
+
+def changes_the_watch_cannot_see(server: FakeKubeApi, updated: str, deleted: str) -> None:
+    touch(server, updated, "while not watching")
+    server.delete(KSERVICES, NS, deleted)
+    deploy(server, name="third")
+
+
+EXPECTED_RECOVERY = [
+    ("create", "proj/dev/third"),
+    ("delete", "proj/dev/second"),
+    ("update", "proj/dev/myapp"),
+]
+
+
+def test_in_stream_410_relists_without_loss_or_duplicates(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    first, second = deploy(kube_server), deploy(kube_server, name="second")
+    hub = make_hub()
+    subscription = hub.subscribe()
+    take(subscription, 2)
+    wait_until(lambda: kube_server.open_watches == 1, "the hub's watch")
+    kube_server.add_latency(0.3, times=1, method="GET", path_contains="/services")  # holds the relist back
+    kube_server.compact_history()
+    assert kube_server.expire_watches() == 1  # an ERROR event with code 410, then the watch ends
+    changes_the_watch_cannot_see(kube_server, first, second)
+
+    assert sorted(describe(e) for e in take(subscription, 3)) == EXPECTED_RECOVERY
+    assert_quiet(subscription)
+    assert hub.relists == 2
+    touch(kube_server, first, "after")  # and the hub watches again
+    assert [describe(e) for e in take(subscription, 1)] == [("update", "proj/dev/myapp")]
+
+
+def test_http_410_on_rewatch_relists_without_loss_or_duplicates(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    kube_server.watch_gone_as_http = True
+    first, second = deploy(kube_server), deploy(kube_server, name="second")
+    hub = make_hub(watch_timeout_seconds=1)
+    subscription = hub.subscribe()
+    take(subscription, 2)
+    wait_until(lambda: kube_server.open_watches == 1, "the hub's watch")
+    kube_server.add_pod(NS, "unrelated")  # history moves on without a KService event for the hub
+    kube_server.compact_history()
+    watches = watch_requests(kube_server)
+    kube_server.add_latency(0.3, times=1, method="GET", path_contains="/services")
+    wait_until(lambda: watch_requests(kube_server) > watches, "the hub to resume its ended watch")
+    changes_the_watch_cannot_see(kube_server, first, second)  # while the API server holds it back
+
+    assert sorted(describe(e) for e in take(subscription, 3)) == EXPECTED_RECOVERY
+    assert_quiet(subscription)
+    assert hub.relists == 2
+
+
+def test_dropped_connection_relists_without_loss_or_duplicates(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    first, second = deploy(kube_server), deploy(kube_server, name="second")
+    kube_server.cut_streams_after(0, times=1, path_contains="/services")  # the hub's first watch breaks
+    hub = make_hub()
+    subscription = hub.subscribe()
+    take(subscription, 2)
+    wait_until(lambda: kube_server.open_watches == 1, "the hub's watch")
+    changes_the_watch_cannot_see(kube_server, first, second)
+
+    assert sorted(describe(e) for e in take(subscription, 3)) == EXPECTED_RECOVERY
+    assert_quiet(subscription)
+    assert hub.relists == 2
+    kube_server.delete(KSERVICES, NS, first)
+    assert [describe(e) for e in take(subscription, 1)] == [("delete", "proj/dev/myapp")]
+
+
+def test_watch_that_times_out_resumes_without_relisting(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    name = deploy(kube_server)
+    hub = make_hub(watch_timeout_seconds=1)
+    subscription = hub.subscribe()
+    take(subscription, 1)
+    wait_until(lambda: watch_requests(kube_server) >= 2, "a second watch")
+    touch(kube_server, name, "x")
+    assert [describe(e) for e in take(subscription, 1)] == [("update", "proj/dev/myapp")]
+    assert hub.relists == 1
+
+
+# --- lifecycle ---------------------------------------------------------------------------------
+
+
+def test_unsubscribe_ends_the_stream(kube_server: FakeKubeApi, make_hub: HubFactory) -> None:
+    name = deploy(kube_server)
+    hub = make_hub()
+    subscription = hub.subscribe()
+    received: list[WatchResponse] = []
+    reader = threading.Thread(target=lambda: received.extend(subscription))
+    reader.start()
+    wait_until(lambda: len(received) == 1, "the snapshot")
+    hub.unsubscribe(subscription)
+    reader.join(EVENT_TIMEOUT)
+    assert not reader.is_alive()
+    assert subscription.closed
+    touch(kube_server, name, "x")
+    assert subscription.get(QUIET) is None
+    assert [describe(e) for e in received] == [("create", "proj/dev/myapp")]
+
+
+def test_stop_interrupts_a_long_watch_and_closes_subscriptions(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    deploy(kube_server)
+    hub = make_hub(watch_timeout_seconds=300)
+    subscription = hub.subscribe()
+    take(subscription, 1)
+    wait_until(lambda: kube_server.open_watches == 1, "the hub's watch")
+    began = time.monotonic()
+    hub.stop()
+    assert time.monotonic() - began < 2
+    assert subscription.closed
+    assert subscription.get(0) is None
+    assert not [t for t in threading.enumerate() if t.name == "flyte-apps-watch-hub" and t.is_alive()]
+
+
+def test_start_fails_with_the_api_error_when_the_namespace_cannot_be_listed(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    kube_server.fail_next(403, method="GET", path_contains="/services")
+    with pytest.raises(KubeForbidden) as err:
+        make_hub()
+    assert "forbidden: RBAC must allow verb 'list' on 'services.serving.knative.dev'" in str(err.value)
