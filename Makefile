@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
 
-.PHONY: setup test lint typecheck pytest render clean
+.PHONY: setup test lint typecheck pytest render check clean
 
 setup: $(STAMP)
 
@@ -23,6 +23,7 @@ lint: setup
 
 typecheck: setup
 	$(BIN)/mypy components tests __main__.py
+	$(BIN)/mypy policies
 
 pytest: setup
 	$(BIN)/python -m pytest
@@ -31,6 +32,9 @@ test: lint typecheck pytest
 
 render: setup
 	$(BIN)/flyte-apps render --stack $(STACK)
+
+check: setup
+	$(BIN)/flyte-apps check --stack $(STACK)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
