@@ -85,9 +85,9 @@ def fail_config(exc: ConfigError) -> NoReturn:
 
 def _register_commands() -> None:
     """The cluster-facing commands live in ``components.commands``; each adds itself here."""
-    from components.commands import check, status, watch
+    from components.commands import check, logs, status, watch
 
-    for module in (check, status, watch):
+    for module in (check, status, watch, logs):
         module.register(app)
 
 

@@ -31,6 +31,8 @@ DEFAULT_KUBECONFIG: Final = Path(".kube") / "config"
 """Relative to the home directory, as kubectl and pulumi-kubernetes use it."""
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 """Seconds one HTTP request may take; a hung API server must not hang ``pulumi up``."""
+CONNECTION_POOL_SIZE: Final = 64
+"""HTTP connections kept per client (log follow streams, watch, API calls at once)."""
 DEFAULT_PAGE_SIZE: Final = 500
 """List page size; bounds memory and server load in namespaces with many pods."""
 
@@ -140,6 +142,9 @@ def _new_configuration() -> k8s.Configuration:
     # Our ``call`` is the only retry layer: urllib3 retrying too would multiply attempts and
     # hide how long a failing cluster was waited for.
     configuration.retries = urllib3.util.Retry(total=0, redirect=False)
+    # `logs -f` holds one streaming connection per replica; the default pool (5 per CPU) would
+    # make urllib3 warn and discard connections when following more replicas than that.
+    configuration.connection_pool_maxsize = CONNECTION_POOL_SIZE
     return configuration
 
 
