@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
-from components.errors import ConfigError
+from components.commands import check, logs, status, watch
+from components.commands.common import (
+    EXIT_USAGE,
+    ConfigOption,
+    ProjectDirOption,
+    StackOption,
+    fail,
+    translate_errors,
+)
 from components.render import plan_stack, to_yaml, write_objects
 from components.stackfile import read_stack_config
-
-EXIT_CONFIG = 2
 
 app = typer.Typer(
     help="Flyte apps as code: render, check and operate the Knative Services of a flyte-apps stack.",
@@ -21,20 +27,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-StackOption = Annotated[
-    str | None,
-    typer.Option(
-        "--stack", "-s", help="Stack name: reads Pulumi.yaml, then Pulumi.<STACK>.yaml. Default: dev."
-    ),
-]
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option("--config", "-c", help="A Pulumi.<stack>.yaml-shaped file to read instead of --stack."),
-]
-ProjectDirOption = Annotated[
-    Path, typer.Option("--project-dir", help="Directory holding Pulumi.yaml and the stack files.")
-]
 
 
 @app.callback()
@@ -53,11 +45,10 @@ def render(
     project_dir: ProjectDirOption = Path(),
 ) -> None:
     """Print every Kubernetes object the stack would apply, as multi-document YAML (offline)."""
-    try:
-        raw = load_config(stack=stack, config=config, project_dir=project_dir)
-        plan = plan_stack(raw)
-    except ConfigError as exc:
-        fail_config(exc)
+    with translate_errors():
+        if stack is not None and config is not None:
+            fail(EXIT_USAGE, "give --stack or --config, not both")
+        plan = plan_stack(read_stack_config(project_dir=project_dir, stack=stack, config_file=config))
     for warning in plan.warnings:
         typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
     objects = plan.objects()
@@ -68,30 +59,9 @@ def render(
     sys.stdout.write(to_yaml(objects))
 
 
-def load_config(*, stack: str | None, config: Path | None, project_dir: Path) -> dict[str, object]:
-    """Raw config from ``--stack`` or ``--config`` (not both: that is a usage error, exit 2)."""
-    if stack is not None and config is not None:
-        typer.echo("error: give --stack or --config, not both", err=True)
-        raise typer.Exit(EXIT_CONFIG)
-    return read_stack_config(project_dir=project_dir, stack=stack, config_file=config)
-
-
-def fail_config(exc: ConfigError) -> NoReturn:
-    """Print one line per config problem on stderr and exit 2."""
-    for problem in exc.problems:
-        typer.echo(f"error: {problem}", err=True)
-    raise typer.Exit(EXIT_CONFIG) from None
-
-
-def _register_commands() -> None:
-    """The cluster-facing commands live in ``components.commands``; each adds itself here."""
-    from components.commands import check, logs, status, watch
-
-    for module in (check, status, watch, logs):
-        module.register(app)
-
-
-_register_commands()
+# The other commands live in ``components.commands``; each adds itself here.
+for _command in (check, status, watch, logs):
+    _command.register(app)
 
 
 def main() -> None:
