@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
 
-.PHONY: setup test lint typecheck pytest render check clean
+.PHONY: setup test lint typecheck pytest render check bench clean
 
 setup: $(STAMP)
 
@@ -22,7 +22,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 typecheck: setup
-	$(BIN)/mypy components tests __main__.py
+	$(BIN)/mypy components tests bench __main__.py
 	$(BIN)/mypy policies
 
 pytest: setup
@@ -35,6 +35,10 @@ render: setup
 
 check: setup
 	$(BIN)/flyte-apps check --stack $(STACK)
+
+# Benchmarks (bench/RESULTS.md): several minutes on 2 cores, one markdown table. Not part of `make test`.
+bench: setup
+	$(BIN)/python -m bench.run
 
 clean:
 	rm -rf $(VENV) build *.egg-info
