@@ -1,7 +1,8 @@
 """The floor of the render benchmark: print manifests as multi-document YAML, nothing else.
 
 Reads the objects ``flyte-apps render`` prints, pre-rendered into a JSON list, and dumps each with
-the very call ``components.render.document`` makes (``yaml.safe_dump`` with the same arguments), so
+the very call ``components.render.yaml_text`` makes (``yaml.dump`` with PyYAML's libyaml safe dumper
+and the same arguments), so
 the output is byte for byte that of ``render``; the benchmark checks that it is::
 
     python -m bench.yaml_floor OBJECTS_JSON > out.yaml
@@ -15,13 +16,18 @@ from pathlib import Path
 
 import yaml
 
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 
 def main(argv: list[str] | None = None) -> None:
     (path,) = sys.argv[1:] if argv is None else argv
     manifests = json.loads(Path(path).read_text(encoding="utf-8"))
     sys.stdout.write(
         "".join(
-            f"---\n{yaml.safe_dump(manifest, sort_keys=False, default_flow_style=False, allow_unicode=True)}"
+            "---\n"
+            + yaml.dump(
+                manifest, Dumper=DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True
+            )
             for manifest in manifests
         )
     )

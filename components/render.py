@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
@@ -24,6 +24,7 @@ from components.platform import build_namespace
 from components.spec import SpecBlob, build_app, serialize, validate_app
 
 PATCH_COMMENT = "# patch (server-side apply)"
+YAML_DUMPER: Final = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 @dataclass(frozen=True)
@@ -165,8 +166,16 @@ def to_yaml(objects: Sequence[RenderedObject]) -> str:
     return "".join(f"---\n{document(obj)}" for obj in objects)
 
 
+def yaml_text(manifest: Manifest) -> str:
+    """One manifest as YAML: PyYAML's safe dumper, through libyaml when PyYAML has it (same text,
+    several times faster on large stacks)."""
+    return yaml.dump(
+        manifest, Dumper=YAML_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
+
+
 def document(obj: RenderedObject) -> str:
-    body = yaml.safe_dump(obj.manifest, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    body = yaml_text(obj.manifest)
     return f"{PATCH_COMMENT}\n{body}" if obj.patch else body
 
 

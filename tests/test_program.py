@@ -95,21 +95,39 @@ def test_encrypted_config_value_is_refused() -> None:
     assert [r.typ for r in mocks.resources if r.typ != "pulumi:pulumi:Stack"] == []
 
 
+def test_stack_exports_apps_by_identity(example_config: dict[str, Any]) -> None:
+    plan = plan_stack(example_config)
+    values = stack_exports(plan)
+    assert values["flytesnacks/development/notebook"] == {
+        "kserviceName": "notebook-flytesnacks-development",
+        "namespace": "flyte",
+        "publicUrl": "http://notebook-flytesnacks-development.localhost:30081",
+        "internalUrl": "http://notebook-flytesnacks-development.flyte.svc.cluster.local",
+        "specSha": plan.apps[-1].blob.sha,
+    }
+    assert values["ml-serving/production/feature-store"]["publicUrl"] is None
+    assert sorted(values) == sorted(app.key for app in plan.apps)
+
+
 @pulumi.runtime.test
-def test_stack_exports_apps_by_identity(example_config: dict[str, Any]) -> pulumi.Output[None]:
+def test_app_components_expose_the_same_values_as_outputs(
+    example_config: dict[str, Any],
+) -> pulumi.Output[None]:
     install(example_config)
     plan = plan_stack(example_config)
-    exports = stack_exports(deploy(plan, ClusterSettings()))
+    apps = deploy(plan, ClusterSettings())
+    outputs = {
+        key: pulumi.Output.all(
+            kserviceName=app.kservice_name,
+            namespace=app.namespace,
+            publicUrl=app.public_url,
+            internalUrl=app.internal_url,
+            specSha=app.spec_sha,
+        )
+        for key, app in apps.items()
+    }
 
     def check(values: dict[str, Any]) -> None:
-        assert values["flytesnacks/development/notebook"] == {
-            "kserviceName": "notebook-flytesnacks-development",
-            "namespace": "flyte",
-            "publicUrl": "http://notebook-flytesnacks-development.localhost:30081",
-            "internalUrl": "http://notebook-flytesnacks-development.flyte.svc.cluster.local",
-            "specSha": plan.apps[-1].blob.sha,
-        }
-        assert values["ml-serving/production/feature-store"]["publicUrl"] is None
-        assert sorted(values) == sorted(app.key for app in plan.apps)
+        assert values == stack_exports(plan)
 
-    return pulumi.Output.all(**exports).apply(check)
+    return pulumi.Output.all(**outputs).apply(check)

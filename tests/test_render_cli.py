@@ -9,7 +9,7 @@ import yaml
 from typer.testing import CliRunner
 
 from components.cli import app
-from components.render import plan_stack
+from components.render import plan_stack, to_yaml
 from tests.conftest import REPO_ROOT, minimal_config
 
 
@@ -131,3 +131,9 @@ def test_example_stack_urls() -> None:
         "http://notebook-flytesnacks-development.flyte.svc.cluster.local",
     )
     assert urls["ml-serving/production/feature-store"][0] is None
+
+
+def test_example_stack_yaml_parses_back_into_every_manifest(example_config: dict[str, Any]) -> None:
+    # render dumps through libyaml when available; whatever the dumper, the text must load back exactly.
+    objects = plan_stack(example_config).objects()
+    assert list(yaml.safe_load_all(to_yaml(objects))) == [obj.manifest for obj in objects]

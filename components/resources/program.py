@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -10,7 +11,6 @@ import pulumi_kubernetes as k8s
 from components.durations import NANOS_PER_SECOND
 from components.render import StackPlan
 from components.resources.app import FlyteApp, FlyteAppArgs
-from components.resources.manager import FlyteManager, FlyteManagerArgs, register_knative_config
 
 PROVIDER_NAME = "kubernetes"
 NAMESPACE_NAME = "apps-namespace"
@@ -44,8 +44,11 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
             FlyteAppArgs(plan=app, reaper_timeout_seconds=reaper_timeout),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
         )
-    pulumi.export("apps", stack_exports(apps))
+    pulumi.export("apps", stack_exports(plan))
     if plan.manager:
+        # Imported only when used: the manager's resource types cost time and memory to load.
+        from components.resources.manager import FlyteManager, FlyteManagerArgs
+
         manager = FlyteManager(
             MANAGER_NAME,
             FlyteManagerArgs(objects=plan.manager),
@@ -54,6 +57,8 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         pulumi.export("managerRunsUrl", manager.runs_url)
         pulumi.export("managerQueueUrl", manager.queue_url)
     if plan.knative:
+        from components.resources.manager import register_knative_config
+
         register_knative_config(plan.knative, provider)
     return apps
 
@@ -75,16 +80,9 @@ def register_namespace(plan: StackPlan, provider: k8s.Provider) -> pulumi.Custom
     )
 
 
-def stack_exports(apps: dict[str, FlyteApp]) -> dict[str, pulumi.Output[dict[str, object]]]:
-    """The stack export ``apps``: ``project/domain/name`` -> the app's names, URLs and spec sha."""
-    return {key: _outputs(app) for key, app in apps.items()}
+def stack_exports(plan: StackPlan) -> dict[str, dict[str, Any]]:
+    """The stack export ``apps``: ``project/domain/name`` -> the app's names, URLs and spec sha.
 
-
-def _outputs(app: FlyteApp) -> pulumi.Output[dict[str, object]]:
-    return pulumi.Output.all(
-        kserviceName=app.kservice_name,
-        namespace=app.namespace,
-        publicUrl=app.public_url,
-        internalUrl=app.internal_url,
-        specSha=app.spec_sha,
-    )
+    Plain values from the plan (the same the components expose as outputs): one ``Output.all`` per
+    app would cost more than the rest of the export on a stack of thousands of apps."""
+    return {app.key: app.exports() for app in plan.apps}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pulumi
 from pulumi.dynamic import (
@@ -30,8 +30,10 @@ from pulumi.dynamic import (
 )
 
 from components.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG
-from components.kube.client import KubeTarget, build_api_client
-from components.kube.reaper import ReapResult, reap_stopped_revisions
+
+if TYPE_CHECKING:
+    from components.kube.client import KubeTarget
+    from components.kube.reaper import ReapResult
 
 # Property names double as the resource's attribute names, hence snake_case.
 INPUT_NAMESPACE: Final = "namespace"
@@ -62,6 +64,8 @@ class RevisionReaperProvider(ResourceProvider):
 
     def configure(self, req: ConfigureRequest) -> None:
         """Remember which cluster the stack's config names (the same keys pulumi-kubernetes reads)."""
+        from components.kube.client import KubeTarget
+
         kubeconfig = req.config.get(CONFIG_KUBECONFIG)
         context = req.config.get(CONFIG_KUBE_CONTEXT)
         self._stack_target = KubeTarget(kubeconfig=kubeconfig or None, context=context or None)
@@ -93,6 +97,11 @@ class RevisionReaperProvider(ResourceProvider):
         """Nothing to undo: starting the app again is the KService update itself."""
 
     def _reap(self, props: Mapping[str, Any]) -> ReapResult:
+        # The Kubernetes client is imported here, in the provider's process, not by every
+        # `pulumi up` that only registers reapers (it is a large import).
+        from components.kube.client import build_api_client
+        from components.kube.reaper import reap_stopped_revisions
+
         api = build_api_client(stack=self._stack_target)
         try:
             return reap_stopped_revisions(
