@@ -2,7 +2,8 @@
 
 Our side is the installed ``flyte-apps`` command (process start, reading the YAML stack file,
 validation, planning, YAML out). The floor is ``bench/yaml_floor.py``: a process that loads the same
-objects, pre-rendered into JSON, and dumps them with the same ``yaml.safe_dump`` call. Both outputs
+objects, pre-rendered into JSON, and dumps them with the same ``yaml.dump`` call (libyaml's safe
+dumper, as ``components.render.yaml_text``). Both outputs
 must be byte-identical. Goals: 10,000 apps in under 5 s, and at most 3x the floor.
 """
 
@@ -24,7 +25,7 @@ TITLE: Final = "render"
 NOTE: Final = (
     "render: `.venv/bin/flyte-apps render --config FILE` (a Pulumi.<stack>.yaml of N apps), stdout to "
     "a file, process start included; floor = a process loading the same objects from JSON and "
-    "dumping them with the same `yaml.safe_dump` call (`bench/yaml_floor.py`); outputs compared "
+    "dumping them with the same `yaml.dump` call (`bench/yaml_floor.py`); outputs compared "
     "byte for byte."
 )
 SIZES: Final = (1_000, 10_000)

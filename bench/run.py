@@ -1,6 +1,6 @@
 """Run the benchmarks and print one markdown table of all their results::
 
-    python -m bench.run                      # everything (5 to 6 minutes on 2 cores)
+    python -m bench.run                      # everything (about 9 to 10 minutes on 2 cores)
     python -m bench.run --only render        # one benchmark (its TITLE, spaces as '-')
 
 A benchmark is a module with ``TITLE`` (its name in the table), ``NOTE`` (one line on what it
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Final, Protocol
 
-from bench import program_scale, render_scale
+from bench import logs_follow, program_scale, render_scale, watch_fanout
 from bench.measure import load_average, machine_summary
 from bench.report import Row, markdown_table
 
@@ -32,7 +32,7 @@ class Benchmark(Protocol):
     def run(self, workdir: Path) -> list[Row]: ...
 
 
-BENCHMARKS: Final[tuple[Benchmark, ...]] = (program_scale, render_scale)
+BENCHMARKS: Final[tuple[Benchmark, ...]] = (program_scale, render_scale, watch_fanout, logs_follow)
 
 
 def slug(benchmark: Benchmark) -> str:

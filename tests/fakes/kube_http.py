@@ -124,6 +124,9 @@ class _Handler(BaseHTTPRequestHandler):
     """HTTP/1.1 framing: JSON answers with Content-Length, streams chunked and flushed per line."""
 
     protocol_version = "HTTP/1.1"
+    # As Go's net/http (the real API server) does: without it each small answer waits for the
+    # client's delayed ACK, about 40 ms.
+    disable_nagle_algorithm = True
 
     @property
     def _server(self) -> HttpFrontend:
