@@ -28,7 +28,7 @@ from components.kube.client import (
     RetryPolicy,
     call,
     custom_resource,
-    get_custom_object,
+    get_knative_object,
     list_pods,
 )
 from components.naming import kservice_name
@@ -91,10 +91,8 @@ def get_kservice(
     """The app's KService; :class:`KubeNotFound` naming the app and the KService."""
     name = kservice_name_of(app_id)
     try:
-        return get_custom_object(
+        return get_knative_object(
             api,
-            group=c.KNATIVE_GROUP,
-            version=c.KNATIVE_VERSION,
             plural=c.KSERVICE_PLURAL,
             namespace=namespace,
             name=name,
@@ -245,10 +243,8 @@ def current_replicas(
     if revision is None:
         return 0
     try:
-        obj = get_custom_object(
+        obj = get_knative_object(
             api,
-            group=c.KNATIVE_GROUP,
-            version=c.KNATIVE_VERSION,
             plural=c.REVISION_PLURAL,
             namespace=namespace,
             name=revision,

@@ -25,6 +25,8 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
+from components.constants import KNATIVE_GROUP, KNATIVE_VERSION
+
 T = TypeVar("T")
 
 DEFAULT_KUBECONFIG: Final = Path(".kube") / "config"
@@ -420,6 +422,28 @@ def get_custom_object(
         host=_host(api),
     )
     return cast(dict[str, Any], result)
+
+
+def get_knative_object(
+    api: k8s.ApiClient,
+    *,
+    plural: str,
+    namespace: str,
+    name: str,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+) -> dict[str, Any]:
+    """A Knative Serving v1 object (a KService or a Revision); :class:`KubeNotFound` if absent."""
+    return get_custom_object(
+        api,
+        group=KNATIVE_GROUP,
+        version=KNATIVE_VERSION,
+        plural=plural,
+        namespace=namespace,
+        name=name,
+        retry=retry,
+        request_timeout=request_timeout,
+    )
 
 
 def _pages(fetch: Callable[[str | None], tuple[list[T], str | None]]) -> Iterator[T]:

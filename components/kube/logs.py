@@ -42,7 +42,7 @@ from components.kube.client import (
     KubeUnreachable,
     RetryPolicy,
     call,
-    get_custom_object,
+    get_knative_object,
     get_pod,
     list_pods,
 )
@@ -152,10 +152,8 @@ def replica_selector(
     """
     selector = f"{c.LABEL_KNATIVE_SERVICE}={kservice}"
     try:
-        ksvc = get_custom_object(
+        ksvc = get_knative_object(
             api,
-            group=c.KNATIVE_GROUP,
-            version=c.KNATIVE_VERSION,
             plural=c.KSERVICE_PLURAL,
             namespace=namespace,
             name=kservice,

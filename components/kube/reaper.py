@@ -34,7 +34,7 @@ from components.kube.client import (
     KubeNotFound,
     RetryPolicy,
     delete_custom_object,
-    get_custom_object,
+    get_knative_object,
     list_pods,
 )
 
@@ -132,10 +132,8 @@ def reap_stopped_revisions(
 
     while True:
         try:
-            kservice_object = get_custom_object(
+            kservice_object = get_knative_object(
                 api,
-                group=KNATIVE_GROUP,
-                version=KNATIVE_VERSION,
                 plural=KSERVICE_PLURAL,
                 namespace=namespace,
                 name=kservice,
