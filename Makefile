@@ -36,7 +36,7 @@ render: setup
 check: setup
 	$(BIN)/flyte-apps check --stack $(STACK)
 
-# Benchmarks (bench/RESULTS.md): several minutes on 2 cores, one markdown table. Not part of `make test`.
+# Benchmarks (bench/RESULTS.md): about 8 minutes on 2 cores, one markdown table. Not part of `make test`.
 bench: setup
 	$(BIN)/python -m bench.run
 

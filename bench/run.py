@@ -1,6 +1,6 @@
 """Run the benchmarks and print one markdown table of all their results::
 
-    python -m bench.run                      # everything (about 9 to 10 minutes on 2 cores)
+    python -m bench.run                      # everything (about 8 minutes on 2 cores)
     python -m bench.run --only render        # one benchmark (its TITLE, spaces as '-')
 
 A benchmark is a module with ``TITLE`` (its name in the table), ``NOTE`` (one line on what it
