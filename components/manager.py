@@ -64,11 +64,6 @@ WEBHOOK_SERVICE_NAME: Final = "flyte-pod-webhook"
 WEBHOOK_SERVICE_PORT: Final = 443
 CONTAINER_NAME: Final = "manager"
 
-LABEL_NAME: Final = c.LABEL_NAME
-ANNOTATION_CONFIG_SHA: Final = c.ANNOTATION_CONFIG_SHA
-ANNOTATION_PATCH_FORCE: Final = c.ANNOTATION_PATCH_FORCE
-ENV_POD_NAME: Final = c.ENV_POD_NAME
-ENV_POD_NAMESPACE: Final = c.ENV_POD_NAMESPACE
 
 # --- Files in the manager's container (the root filesystem is read-only) -----------------------------
 CONFIG_FILE_KEY: Final = "config.yaml"
@@ -469,7 +464,7 @@ def config_checksum(text: str) -> str:
 
 
 def manager_labels() -> dict[str, str]:
-    return {c.LABEL_MANAGED_BY: c.MANAGED_BY_PULUMI, LABEL_NAME: MANAGER_NAME}
+    return {c.LABEL_MANAGED_BY: c.MANAGED_BY_PULUMI, c.LABEL_NAME: MANAGER_NAME}
 
 
 def cluster_role_rules(*, apps_enabled: bool) -> list[Manifest]:
@@ -583,7 +578,7 @@ def _service(name: str, namespace: str, port_name: str, port: int, target: str) 
         **_object("v1", "Service", name, namespace),
         "spec": {
             "type": "ClusterIP",
-            "selector": {LABEL_NAME: MANAGER_NAME},
+            "selector": {c.LABEL_NAME: MANAGER_NAME},
             "ports": [{"name": port_name, "port": port, "targetPort": target, "protocol": "TCP"}],
         },
     }
@@ -593,9 +588,9 @@ def _deployment(manager: ManagerConfig, namespace: str, checksum: str) -> Manife
     given = manager.input
     spec: Manifest = {
         "replicas": given.replicas,
-        "selector": {"matchLabels": {LABEL_NAME: MANAGER_NAME}},
+        "selector": {"matchLabels": {c.LABEL_NAME: MANAGER_NAME}},
         "template": {
-            "metadata": {"labels": manager_labels(), "annotations": {ANNOTATION_CONFIG_SHA: checksum}},
+            "metadata": {"labels": manager_labels(), "annotations": {c.ANNOTATION_CONFIG_SHA: checksum}},
             "spec": _pod_spec(manager),
         },
     }
@@ -638,8 +633,8 @@ def _pod_spec(manager: ManagerConfig) -> Manifest:
         "image": manager.image,
         "args": ["--config", CONFIG_PATH],
         "env": [
-            {"name": ENV_POD_NAME, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-            {"name": ENV_POD_NAMESPACE, "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": c.ENV_POD_NAME, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": c.ENV_POD_NAMESPACE, "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
         ],
         "ports": [
             {"name": key, "containerPort": getattr(ports, key), "protocol": "TCP"} for key in PORT_KEYS
@@ -735,7 +730,7 @@ def build_knative_objects(knative: KnativeConfig, platform: PlatformConfig) -> l
                 "metadata": {
                     "name": name,
                     "namespace": knative.namespace,
-                    "annotations": {ANNOTATION_PATCH_FORCE: c.TRUE},
+                    "annotations": {c.ANNOTATION_PATCH_FORCE: c.TRUE},
                 },
                 "data": data,
             },

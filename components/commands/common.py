@@ -13,7 +13,7 @@ import typer
 from kubernetes import client as k8s
 
 from components import constants as c
-from components.config import AppId, PlatformConfig
+from components.config import AppId, PlatformConfig, load_stack_config
 from components.errors import ConfigError, FlyteAppsError
 from components.kube.client import (
     KubeConfigError,
@@ -97,31 +97,30 @@ def load_view(
     namespace: str | None,
     base_domain: str | None,
 ) -> ClusterView:
-    """Read the platform settings from ``--stack``/``--config`` (when given or when ``Pulumi.dev.yaml``
-    exists), then apply ``--namespace``/``--base-domain`` on top."""
+    """Read the platform settings from ``--stack``/``--config`` when one is given (else Flyte's
+    defaults), then apply ``--namespace``/``--base-domain`` on top."""
     if stack is not None and config is not None:
         fail(EXIT_USAGE, "give --stack or --config, not both")
     raw: dict[str, object] = {}
-    use_stack = stack is not None or config is not None
-    if use_stack:
+    plan: StackPlan | None = None
+    if stack is not None or config is not None:
         raw = read_stack_config(project_dir=project_dir, stack=stack, config_file=config)
+        plan = plan_stack(raw)
     overrides: dict[str, object] = {}
     if namespace is not None:
         overrides["namespace"] = namespace
     if base_domain is not None:
         overrides["baseDomain"] = base_domain
-    plan: StackPlan | None = None
-    if use_stack:
-        plan = plan_stack(raw)
-    given = raw.get(f"{c.PROJECT_NAME}:platform")
-    platform_raw: dict[str, Any] = {**(given if isinstance(given, dict) else {}), **overrides}
-    platform_only = {f"{c.PROJECT_NAME}:platform": platform_raw}
-    platform = plan_stack(platform_only).platform
-    defaults = plan.config if plan is not None else None
+    if plan is not None and not overrides:
+        platform = plan.platform
+    else:
+        given = raw.get(f"{c.PROJECT_NAME}:platform")
+        platform_raw: dict[str, Any] = {**(given if isinstance(given, dict) else {}), **overrides}
+        platform = load_stack_config({f"{c.PROJECT_NAME}:platform": platform_raw}).platform
     return ClusterView(
         platform=platform,
-        default_project=_stack_default(raw, "project") if defaults is not None else None,
-        default_domain=_stack_default(raw, "domain") if defaults is not None else None,
+        default_project=_stack_default(raw, "project"),
+        default_domain=_stack_default(raw, "domain"),
         plan=plan,
         target=KubeTarget(kubeconfig=kubeconfig, context=context),
         stack_target=KubeTarget(

@@ -8,7 +8,8 @@ from typing import Any, Final
 
 import yaml
 
-from components.manager import CONFIG_FILE_KEY, LABEL_NAME, MANAGER_NAME
+from components.constants import LABEL_NAME
+from components.manager import CONFIG_FILE_KEY, MANAGER_NAME
 from components.policy.wire import (
     UNKNOWN,
     Report,

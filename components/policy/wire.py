@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from components import constants as c
-from components.manager import LABEL_NAME, MANAGER_NAME
+from components.constants import LABEL_NAME
+from components.manager import MANAGER_NAME
 from components.render import RenderedObject
 
 Report = Callable[[str, str | None], None]
