@@ -22,7 +22,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 typecheck: setup
-	$(BIN)/mypy components tests bench __main__.py
+	$(BIN)/mypy flyte_apps components tests bench __main__.py
 	$(BIN)/mypy policies
 
 pytest: setup

@@ -6,10 +6,10 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from components.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG, PROJECT_NAME
-from components.errors import ConfigError, ConfigProblem
-from components.render import plan_stack
-from components.resources.program import ClusterSettings, deploy
+from components.program import ClusterSettings, deploy
+from flyte_apps.core.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG, PROJECT_NAME
+from flyte_apps.core.errors import ConfigError, ConfigProblem
+from flyte_apps.core.plan import plan_stack
 
 
 def read_project_config() -> tuple[dict[str, Any], list[ConfigProblem]]:

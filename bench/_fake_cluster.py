@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from components.render import plan_stack
+from flyte_apps.core.plan import plan_stack
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_http import HttpFrontend, JsonResponse, StreamResponse
 from tests.fakes.kube_semantics import KSERVICES, REVISIONS

@@ -2,7 +2,7 @@
 
 Written in the style of ``__main__.py`` (config read at the top, one explicit provider, resources
 registered in a loop) but with no validation, no components, no reapers and no exports: it reads
-KService manifests that ``components.render.plan_stack`` produced beforehand (a JSON list, named by
+KService manifests that ``flyte_apps.core.plan.plan_stack`` produced beforehand (a JSON list, named by
 the config key ``bench:kservices``) and registers each as a bare ``CustomResource``.
 """
 

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             stack = write_stack_file(args.apps, workdir / "Pulumi.profile.yaml")
             command = sampler_argv(
-                "components.cli:main", "render", "--config", str(stack), stdout=workdir / "out.yaml"
+                "flyte_apps.cli.main:main", "render", "--config", str(stack), stdout=workdir / "out.yaml"
             )
         subprocess.run(command, cwd=REPO_ROOT, check=True)
 

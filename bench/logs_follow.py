@@ -341,7 +341,7 @@ def profile_main(args: argparse.Namespace) -> None:
             "bench._cprofile_threads",
             "--out",
             str(pstats_file),
-            "components.cli:main",
+            "flyte_apps.cli.main:main",
         ]
         result = run_measured([*argv, *logs_argv(kubeconfig_of(server))], stdout=workdir / "ours.jsonl")
     check_ours(result.stdout, pods, args.lines)

@@ -3,7 +3,7 @@
 Each run is a fresh process (``bench.mocked_program``), timed and measured from process start to exit;
 sizes up to 1,000 apps run twice and keep the faster run (other work on a 2-core machine easily adds
 10 % to one run), 5,000 once to stay within the time budget.
-The floor is ``bench/floor_program.py``: the same KServices (from ``components.render.plan_stack``,
+The floor is ``bench/floor_program.py``: the same KServices (from ``flyte_apps.core.plan.plan_stack``,
 computed beforehand) registered as bare ``CustomResource``s through the same process setup.
 Goals: at 1,000 apps wall time and peak RSS at most 1.5x the floor's; from 1,000 to 5,000 apps our
 growth at most 1.1x the floor's own growth.
@@ -21,8 +21,8 @@ from typing import Final
 from bench.measure import REPO_ROOT, Measurement, run_measured
 from bench.report import Row, at_most, count, mib, seconds, times
 from bench.stacks import stack_config, summary
-from components.constants import TYPE_KSERVICE
-from components.render import plan_stack
+from flyte_apps.core.constants import TYPE_KSERVICE
+from flyte_apps.core.plan import plan_stack
 
 TITLE: Final = "program scale"
 NOTE: Final = (

@@ -3,7 +3,7 @@
 Our side is the installed ``flyte-apps`` command (process start, reading the YAML stack file,
 validation, planning, YAML out). The floor is ``bench/yaml_floor.py``: a process that loads the same
 objects, pre-rendered into JSON, and dumps them with the same ``yaml.dump`` call (libyaml's safe
-dumper, as ``components.render.yaml_text``). Both outputs
+dumper, as ``flyte_apps.core.yamlout.yaml_text``). Both outputs
 must be byte-identical. Goals: 10,000 apps in under 5 s, and at most 3x the floor.
 """
 
@@ -19,7 +19,7 @@ from typing import Final
 from bench.measure import VENV_BIN, Measurement, run_measured
 from bench.report import FAIL, PASS, Row, at_most, count, mib, seconds, times
 from bench.stacks import stack_config, write_stack_file
-from components.render import plan_stack
+from flyte_apps.core.plan import plan_stack
 
 TITLE: Final = "render"
 NOTE: Final = (

@@ -85,7 +85,7 @@ def app_entry(index: int) -> dict[str, Any]:
 
 
 def stack_config(apps: int) -> dict[str, Any]:
-    """Config keys to values, as ``components.stackfile.read_stack_config`` returns them."""
+    """Config keys to values, as ``flyte_apps.cli.stackfile.read_stack_config`` returns them."""
     return {
         f"{PREFIX}platform": PLATFORM,
         f"{PREFIX}project": PROJECTS[0],

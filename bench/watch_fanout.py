@@ -1,7 +1,7 @@
 """Benchmark 3, watch fan-out: one ``WatchHub``, 100 subscribers (one stalled), a backlog of KService
 modifications from the fake API server.
 
-Our side is a child process running a ``WatchHub`` (``components.kube.watch``, default options, so
+Our side is a child process running a ``WatchHub`` (``flyte_apps.kube.watch``, default options, so
 ``read_replicas=True``: one Revision GET per event) with 100 subscribers on every app: 99 read in
 their own thread and do nothing with the events, one never reads. The floor is a child process
 reading the same watch stream with the raw ``kubernetes`` client (``Watch().stream`` over
@@ -106,8 +106,8 @@ class _Reader:
 
 
 def hub_main(args: argparse.Namespace) -> None:
-    from components.kube.client import KubeTarget, build_api_client
-    from components.kube.watch import WatchHub
+    from flyte_apps.kube.client import KubeTarget, build_api_client
+    from flyte_apps.kube.watch import WatchHub
 
     target = KubeTarget(kubeconfig=args.kubeconfig)
     hub = WatchHub(

@@ -1,7 +1,7 @@
 """The floor of the render benchmark: print manifests as multi-document YAML, nothing else.
 
 Reads the objects ``flyte-apps render`` prints, pre-rendered into a JSON list, and dumps each with
-the very call ``components.render.yaml_text`` makes (``yaml.dump`` with PyYAML's libyaml safe dumper
+the very call ``flyte_apps.core.yamlout.yaml_text`` makes (``yaml.dump`` with PyYAML's libyaml safe dumper
 and the same arguments), so
 the output is byte for byte that of ``render``; the benchmark checks that it is::
 

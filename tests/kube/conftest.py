@@ -16,7 +16,7 @@ def kube_api(kube_server: FakeKubeApi) -> Iterator[client.ApiClient]:
     """A real ``kubernetes`` ApiClient loaded from the fake server's kubeconfig file.
 
     Built with the package's own loader (not ours) so fake-server tests do not depend on the
-    code under test in ``components.kube``.  urllib3's own retries are off: by default it
+    code under test in ``flyte_apps.kube``.  urllib3's own retries are off: by default it
     silently retries 429/503 answers that carry ``Retry-After``, which would hide the fake's
     scripted faults from the tests that check them.
     """

@@ -14,9 +14,10 @@ import pytest
 from flyteidl2.app import app_definition_pb2 as app_pb
 from kubernetes import client
 
-from components import constants as c
-from components.config import AppId
-from components.kube.apps import (
+from flyte_apps.core import constants as c
+from flyte_apps.core.config.models import AppId
+from flyte_apps.core.plan import plan_stack
+from flyte_apps.kube.apps import (
     AppSettings,
     current_replicas,
     get_app,
@@ -25,11 +26,10 @@ from components.kube.apps import (
     snapshot_app,
     snapshot_apps,
 )
-from components.kube.client import KubeNotFound, RetryPolicy
-from components.render import plan_stack
-from tests.conftest import minimal_config
+from flyte_apps.kube.client import KubeNotFound, RetryPolicy
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, PODS, REVISIONS
+from tests.support.config import minimal_config
 
 NS = "flyte"
 SETTINGS = AppSettings(namespace=NS, base_domain="apps.example.com")

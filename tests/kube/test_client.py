@@ -13,7 +13,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from components.kube.client import (
+from flyte_apps.kube.client import (
     KubeConfigError,
     KubeConflict,
     KubeError,

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from components.config import AppId
-from components.kube.client import RetryPolicy, get_pod
-from components.kube.logs import (
+from flyte_apps.core.config.models import AppId
+from flyte_apps.core.logparse import LogTime
+from flyte_apps.kube.client import RetryPolicy, get_pod
+from flyte_apps.kube.logs import (
     AppNotFound,
     LogEvent,
     LogOptions,
@@ -33,7 +34,6 @@ from components.kube.logs import (
     tail_app,
     tail_replica,
 )
-from components.logparse import LogTime
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import PODS
 

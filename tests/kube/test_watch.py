@@ -18,14 +18,14 @@ import pytest
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.app.app_payload_pb2 import WatchResponse
 
-from components import constants as c
-from components.kube.client import KubeForbidden, KubeTarget, RetryPolicy, build_api_client
-from components.kube.watch import Subscription, WatchHub, WatchTarget, event_app
-from components.render import plan_stack
-from components.status import app_key
-from tests.conftest import minimal_config
+from flyte_apps.core import constants as c
+from flyte_apps.core.plan import plan_stack
+from flyte_apps.core.status import app_key
+from flyte_apps.kube.client import KubeForbidden, KubeTarget, RetryPolicy, build_api_client
+from flyte_apps.kube.watch import Subscription, WatchHub, WatchTarget, event_app
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES
+from tests.support.config import minimal_config
 
 NS = "flyte"
 FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)

@@ -1,0 +1,88 @@
+"""The whole program, given already-read config: provider, namespace, apps, exports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.app import FlyteApp, FlyteAppArgs
+from flyte_apps.core.durations import NANOS_PER_SECOND
+from flyte_apps.core.plan import StackPlan
+
+PROVIDER_NAME = "kubernetes"
+NAMESPACE_NAME = "apps-namespace"
+MANAGER_NAME = "flyte-manager"
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """The stack's ``kubernetes:kubeconfig``/``kubernetes:context``, as pulumi-kubernetes reads them."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+
+
+def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
+    """Register every object of ``plan``; returns the app components by ``project/domain/name``."""
+    settings = plan.platform.settings
+    provider = k8s.Provider(
+        PROVIDER_NAME,
+        kubeconfig=cluster.kubeconfig,
+        context=cluster.context,
+        render_yaml_to_directory=settings.render_yaml_to_directory or None,
+    )
+    namespace = register_namespace(plan, provider)
+    # In render mode nothing may talk to a cluster, so stopped apps get no reaper.
+    reaper_timeout = None if settings.render_yaml_to_directory else settings.reaper_timeout / NANOS_PER_SECOND
+    apps = {}
+    for app in plan.apps:
+        apps[app.key] = FlyteApp(
+            app.kservice_name,
+            FlyteAppArgs(plan=app, reaper_timeout_seconds=reaper_timeout),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
+        )
+    pulumi.export("apps", stack_exports(plan))
+    if plan.manager:
+        # Imported only when used: the manager's resource types cost time and memory to load.
+        from components.manager import FlyteManager, FlyteManagerArgs
+
+        manager = FlyteManager(
+            MANAGER_NAME,
+            FlyteManagerArgs(objects=plan.manager),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
+        )
+        pulumi.export("managerRunsUrl", manager.runs_url)
+        pulumi.export("managerQueueUrl", manager.queue_url)
+    if plan.knative:
+        from components.knative import register_knative_config
+
+        register_knative_config(plan.knative, provider)
+    return apps
+
+
+def register_namespace(plan: StackPlan, provider: k8s.Provider) -> pulumi.CustomResource:
+    """Create the namespace, or patch an existing one (``adoptNamespace``) so it is not ours to delete."""
+    settings = plan.platform.settings
+    manifest = plan.namespace.manifest
+    if settings.adopt_namespace:
+        return k8s.core.v1.NamespacePatch(
+            NAMESPACE_NAME,
+            metadata=manifest["metadata"],
+            opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=True),
+        )
+    return k8s.core.v1.Namespace(
+        NAMESPACE_NAME,
+        metadata=manifest["metadata"],
+        opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=settings.retain_namespace),
+    )
+
+
+def stack_exports(plan: StackPlan) -> dict[str, dict[str, Any]]:
+    """The stack export ``apps``: ``project/domain/name`` -> the app's names, URLs and spec sha.
+
+    Plain values from the plan (the same the components expose as outputs): one ``Output.all`` per
+    app would cost more than the rest of the export on a stack of thousands of apps."""
+    return {app.key: app.exports() for app in plan.apps}

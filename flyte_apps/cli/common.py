@@ -1,0 +1,237 @@
+"""What the cluster-facing commands share: where the cluster is, which platform settings apply,
+which app a NAME means, and how domain errors become exit codes (and nothing else does)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Final, NoReturn, TypeVar
+
+import typer
+from kubernetes import client as k8s
+
+from flyte_apps.cli.stackfile import read_stack_config
+from flyte_apps.core import constants as c
+from flyte_apps.core.config.models import AppId, PlatformConfig
+from flyte_apps.core.errors import ConfigError, FlyteAppsError
+from flyte_apps.core.plan import StackPlan, plan_stack
+from flyte_apps.core.stack import load_stack_config
+from flyte_apps.kube.client import (
+    KubeConfigError,
+    KubeError,
+    KubeNotFound,
+    KubeTarget,
+    build_api_client,
+    list_custom_objects,
+)
+
+T = TypeVar("T")
+
+EXIT_OK: Final = 0
+EXIT_NOT_FOUND: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_CLUSTER: Final = 3
+EXIT_INTERRUPTED: Final = 130
+
+StackOption = Annotated[
+    str | None,
+    typer.Option(
+        "--stack", "-s", help="Stack name: reads Pulumi.yaml, then Pulumi.<STACK>.yaml. Default: dev."
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="A Pulumi.<stack>.yaml-shaped file to read instead of --stack."),
+]
+ProjectDirOption = Annotated[
+    Path, typer.Option("--project-dir", help="Directory holding Pulumi.yaml and the stack files.")
+]
+KubeconfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig",
+        help="Kubeconfig path (default: the stack's kubernetes:kubeconfig, KUBECONFIG, ~/.kube/config).",
+    ),
+]
+ContextOption = Annotated[str | None, typer.Option("--context", help="Kubeconfig context to use.")]
+NamespaceOption = Annotated[
+    str | None,
+    typer.Option("--namespace", "-n", help="Namespace of the apps (default: the stack's, else flyte)."),
+]
+BaseDomainOption = Annotated[
+    str | None,
+    typer.Option("--base-domain", help="Base domain of public URLs (default: the stack's, else none)."),
+]
+ProjectOption = Annotated[str | None, typer.Option("--project", "-p", help="Flyte project of the app.")]
+DomainOption = Annotated[str | None, typer.Option("--domain", "-d", help="Flyte domain of the app.")]
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """Everything a day-2 command needs: platform settings, stack defaults, a client factory."""
+
+    platform: PlatformConfig
+    default_project: str | None
+    default_domain: str | None
+    plan: StackPlan | None
+    target: KubeTarget
+    stack_target: KubeTarget
+
+    def client(self) -> k8s.ApiClient:
+        """A new API client (explicit flags, then the stack's kubernetes:* config, env, home, in-cluster)."""
+        return build_api_client(self.target, stack=self.stack_target)
+
+    @property
+    def namespace(self) -> str:
+        return self.platform.settings.namespace
+
+
+def load_view(
+    *,
+    stack: str | None,
+    config: Path | None,
+    project_dir: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None,
+    base_domain: str | None,
+) -> ClusterView:
+    """Read the platform settings from ``--stack``/``--config`` when one is given (else Flyte's
+    defaults), then apply ``--namespace``/``--base-domain`` on top."""
+    if stack is not None and config is not None:
+        fail(EXIT_USAGE, "give --stack or --config, not both")
+    raw: dict[str, object] = {}
+    plan: StackPlan | None = None
+    if stack is not None or config is not None:
+        raw = read_stack_config(project_dir=project_dir, stack=stack, config_file=config)
+        plan = plan_stack(raw)
+    overrides: dict[str, object] = {}
+    if namespace is not None:
+        overrides["namespace"] = namespace
+    if base_domain is not None:
+        overrides["baseDomain"] = base_domain
+    if plan is not None and not overrides:
+        platform = plan.platform
+    else:
+        given = raw.get(f"{c.PROJECT_NAME}:platform")
+        platform_raw: dict[str, Any] = {**(given if isinstance(given, dict) else {}), **overrides}
+        platform = load_stack_config({f"{c.PROJECT_NAME}:platform": platform_raw}).platform
+    return ClusterView(
+        platform=platform,
+        default_project=_stack_default(raw, "project"),
+        default_domain=_stack_default(raw, "domain"),
+        plan=plan,
+        target=KubeTarget(kubeconfig=kubeconfig, context=context),
+        stack_target=KubeTarget(
+            kubeconfig=_str_or_none(raw.get(c.CONFIG_KUBECONFIG)),
+            context=_str_or_none(raw.get(c.CONFIG_KUBE_CONTEXT)),
+        ),
+    )
+
+
+def resolve_app(
+    view: ClusterView, api: k8s.ApiClient, *, name: str, project: str | None, domain: str | None
+) -> AppId:
+    """Which app ``NAME`` means: flags first, then the stack's apps and defaults, then the cluster.
+
+    A name that still matches several apps is a usage error listing them (exit 2); none is exit 1.
+    """
+    if project is not None and domain is not None:
+        return AppId(org="", project=project, domain=domain, name=name)
+    if view.plan is not None:
+        known = [
+            app.config.id
+            for app in view.plan.apps
+            if app.config.id.name == name
+            and project in (None, app.config.id.project)
+            and domain in (None, app.config.id.domain)
+        ]
+        if len(known) == 1:
+            return known[0]
+        if len(known) > 1:
+            _ambiguous(name, known)
+        filled_project = project or view.default_project
+        filled_domain = domain or view.default_domain
+        if filled_project is not None and filled_domain is not None:
+            return AppId(org="", project=filled_project, domain=filled_domain, name=name)
+    selector = [f"{c.LABEL_APP_MANAGED}={c.TRUE}", f"{c.LABEL_APP_NAME}={name}"]
+    if project is not None:
+        selector.append(f"{c.LABEL_PROJECT}={project}")
+    if domain is not None:
+        selector.append(f"{c.LABEL_DOMAIN}={domain}")
+    items = list_custom_objects(
+        api,
+        group=c.KNATIVE_GROUP,
+        version=c.KNATIVE_VERSION,
+        plural=c.KSERVICE_PLURAL,
+        namespace=view.namespace,
+        label_selector=",".join(selector),
+    )
+    found = sorted(
+        {
+            AppId(org="", project=labels[c.LABEL_PROJECT], domain=labels[c.LABEL_DOMAIN], name=name)
+            for item in items
+            if (labels := (item.get("metadata") or {}).get("labels") or {}).get(c.LABEL_PROJECT)
+            and labels.get(c.LABEL_DOMAIN)
+        },
+        key=str,
+    )
+    if not found:
+        fail(EXIT_NOT_FOUND, f"app '{name}' not found in namespace {view.namespace}")
+    if len(found) > 1:
+        _ambiguous(name, found)
+    return found[0]
+
+
+def fail(code: int, message: str) -> NoReturn:
+    """One line on stderr, then exit with ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def translate_errors() -> Iterator[None]:
+    """Map domain errors to exit codes: config 2, not found 1, cluster unreachable/forbidden 3,
+    Ctrl-C 130 — with a one-line message and no traceback."""
+    try:
+        yield
+    except ConfigError as exc:
+        for problem in exc.problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except KubeNotFound as exc:
+        fail(EXIT_NOT_FOUND, str(exc))
+    except KubeConfigError as exc:
+        fail(EXIT_CLUSTER, str(exc))
+    except KubeError as exc:
+        fail(EXIT_CLUSTER, str(exc))
+    except FlyteAppsError as exc:
+        # Anything else we raise on purpose (e.g. a KService that is not a readable Flyte app).
+        fail(EXIT_NOT_FOUND, str(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def with_client(view: ClusterView, action: Callable[[k8s.ApiClient], T]) -> T:
+    """Run ``action`` with a fresh client and close it afterwards."""
+    api = view.client()
+    try:
+        return action(api)
+    finally:
+        api.close()  # type: ignore[no-untyped-call]
+
+
+def _ambiguous(name: str, candidates: list[AppId]) -> NoReturn:
+    listed = ", ".join(str(app) for app in candidates)
+    fail(EXIT_USAGE, f"app name '{name}' matches several apps: {listed}; pass --project and --domain")
+
+
+def _stack_default(raw: dict[str, object], key: str) -> str | None:
+    value = raw.get(f"{c.PROJECT_NAME}:{key}")
+    return value if isinstance(value, str) else None
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

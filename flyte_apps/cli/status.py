@@ -1,0 +1,223 @@
+"""``flyte-apps status``: apps as Flyte's app service reports them, plus drift from the stack."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import typer
+from google.protobuf.json_format import MessageToDict
+from kubernetes import client as k8s
+
+from flyte_apps.cli.common import (
+    EXIT_NOT_FOUND,
+    BaseDomainOption,
+    ConfigOption,
+    ContextOption,
+    DomainOption,
+    KubeconfigOption,
+    NamespaceOption,
+    ProjectDirOption,
+    ProjectOption,
+    StackOption,
+    fail,
+    load_view,
+    resolve_app,
+    translate_errors,
+    with_client,
+)
+from flyte_apps.core.plan import AppPlan
+from flyte_apps.core.status import (
+    PHASE_UNKNOWN,
+    AppConversionError,
+    Drift,
+    app_key,
+    find_drift,
+    summarize,
+)
+from flyte_apps.kube.apps import AppSettings, AppSnapshot, snapshot_app, snapshot_apps
+
+PHASE_COLOURS: Final = {
+    "ACTIVE": typer.colors.GREEN,
+    "DEPLOYING": typer.colors.YELLOW,
+    "PENDING": typer.colors.YELLOW,
+    "FAILED": typer.colors.RED,
+    "STOPPED": typer.colors.BLUE,
+    PHASE_UNKNOWN: typer.colors.WHITE,
+}
+_COLUMNS: Final = ("APP", "PHASE", "REPLICAS", "URL", "AGE", "MESSAGE")
+_NO_URL: Final = "-"
+
+
+class StatusFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``status`` to the ``flyte-apps`` command line."""
+    app.command("status")(status)
+
+
+def status(
+    name: Annotated[str | None, typer.Argument(metavar="NAME", help="App name (default: every app).")] = None,
+    project: ProjectOption = None,
+    domain: DomainOption = None,
+    output: Annotated[
+        StatusFormat, typer.Option("--output", "-o", help="table, or json (protobuf JSON of App/Replica).")
+    ] = StatusFormat.table,
+    stack: StackOption = None,
+    config: ConfigOption = None,
+    project_dir: ProjectDirOption = Path(),
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    namespace: NamespaceOption = None,
+    base_domain: BaseDomainOption = None,
+) -> None:
+    """Show apps (phase, replicas, URL, age, message); with --stack/--config, also drift from the stack."""
+    with translate_errors(), warnings_to_stderr():
+        view = load_view(
+            stack=stack,
+            config=config,
+            project_dir=project_dir,
+            kubeconfig=kubeconfig,
+            context=context,
+            namespace=namespace,
+            base_domain=base_domain,
+        )
+        settings = AppSettings.from_platform(view.platform)
+        now = datetime.now(UTC)
+
+        def fetch(api: k8s.ApiClient) -> list[AppSnapshot]:
+            if name is None:
+                return snapshot_apps(api, settings, project=project or "", domain=domain or "", now=now)
+            app_id = resolve_app(view, api, name=name, project=project, domain=domain)
+            try:
+                return [snapshot_app(api, settings, app_id, now=now)]
+            except AppConversionError as exc:
+                fail(EXIT_NOT_FOUND, str(exc))
+
+        snapshots = with_client(view, fetch)
+        plans = {plan.key: plan for plan in view.plan.apps} if view.plan is not None else {}
+        drift = {
+            app_key(s.app.metadata.id): drift_of(s, plans.get(app_key(s.app.metadata.id))) for s in snapshots
+        }
+        missing: list[str] = []
+        if name is None and view.plan is not None:
+            missing = sorted(
+                key
+                for key, plan in plans.items()
+                if key not in drift
+                and project in (None, plan.config.id.project)
+                and domain in (None, plan.config.id.domain)
+            )
+        if output is StatusFormat.json:
+            typer.echo(json.dumps(status_json(snapshots, drift), indent=2))
+            return
+        if not snapshots:
+            typer.echo(f"no apps found in namespace {settings.namespace}", err=True)
+        else:
+            for line in status_table(snapshots, now=now):
+                typer.echo(line)
+        notes = [(key, d.message) for key, found in drift.items() for d in found]
+        notes += [
+            (key, "in the stack but not in the cluster: the next `pulumi up` creates it") for key in missing
+        ]
+        if notes:
+            typer.echo("")
+            typer.secho("drift:", fg=typer.colors.YELLOW, bold=True)
+            for key, message in notes:
+                typer.secho(f"  {key}: {message}", fg=typer.colors.YELLOW)
+
+
+def drift_of(snapshot: AppSnapshot, plan: AppPlan | None) -> list[Drift]:
+    """Drift against the stack's plan of this app (only the woken check without one)."""
+    app = snapshot.app
+    replicas = max(app.status.current_replicas, len(snapshot.replicas))
+    return find_drift(
+        snapshot.kservice,
+        expected_sha=plan.blob.sha if plan is not None else None,
+        expected_stopped=bool(plan.config.input.stopped) if plan is not None else None,
+        replicas=replicas,
+    )
+
+
+def status_json(snapshots: Sequence[AppSnapshot], drift: dict[str, list[Drift]]) -> list[dict[str, Any]]:
+    """``[{"app": App, "replicas": [Replica, ...]}]`` in protobuf JSON (plus ``drift`` when any)."""
+    result = []
+    for snapshot in snapshots:
+        entry: dict[str, Any] = {
+            "app": MessageToDict(snapshot.app),
+            "replicas": [MessageToDict(replica) for replica in snapshot.replicas],
+        }
+        found = drift.get(app_key(snapshot.app.metadata.id))
+        if found:
+            entry["drift"] = [{"kind": d.kind, "message": d.message} for d in found]
+        result.append(entry)
+    return result
+
+
+def status_table(snapshots: Sequence[AppSnapshot], *, now: datetime) -> list[str]:
+    """Aligned rows; the phase is coloured (click drops colour when stdout is not a terminal)."""
+    rows = []
+    for snapshot in snapshots:
+        app = snapshot.app
+        phase, message = summarize(app)
+        created = app.status.created_at.ToDatetime(tzinfo=UTC) if app.status.HasField("created_at") else None
+        rows.append(
+            (
+                app_key(app.metadata.id),
+                phase,
+                str(app.status.current_replicas),
+                app.status.ingress.public_url or _NO_URL,
+                age(created, now) if created is not None else "-",
+                message,
+            )
+        )
+    widths = [max(len(row[i]) for row in [_COLUMNS, *rows]) for i in range(len(_COLUMNS) - 1)]
+    lines = [
+        "  ".join(
+            [*(title.ljust(width) for title, width in zip(_COLUMNS[:-1], widths, strict=True)), _COLUMNS[-1]]
+        )
+    ]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
+        cells[1] = typer.style(cells[1], fg=PHASE_COLOURS.get(row[1]), bold=row[1] == "FAILED")
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return lines
+
+
+def age(created: datetime, now: datetime) -> str:
+    """kubectl-style age: 45s, 12m, 5h, 3d."""
+    seconds = max(0, int((now - created).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 120 * 60:
+        return f"{seconds // 60}m"
+    if seconds < 48 * 3600:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+class _EchoHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        typer.echo(f"warning: {record.getMessage()}", err=True)
+
+
+@contextmanager
+def warnings_to_stderr() -> Iterator[None]:
+    """While a command runs, the Kubernetes layer's warnings (skipped KServices, dropped events,
+    watch retries) go to stderr as ``warning: ...`` lines."""
+    logger = logging.getLogger("components")
+    handler = _EchoHandler(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)

@@ -1,0 +1,161 @@
+"""The config kit every section of the stack config is built with: a strict base model, value types
+(Go durations, quantities, strict integers, env blocks), validation that turns pydantic's errors
+into problems located by key path, and did-you-mean suggestions for unknown keys."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from flyte_apps.core.durations import DurationSyntaxError, parse_duration
+from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.quantities import is_negative_quantity, is_quantity
+
+if TYPE_CHECKING:
+    pass
+
+
+MAX_PORT: Final = 65535
+
+
+MAX_UINT32: Final = 2**32 - 1  # replica bounds and targets are uint32 in Flyte's spec
+
+
+ERROR_DURATION: Final = "duration"
+
+
+ERROR_QUANTITY: Final = "quantity"
+
+
+ERROR_ENV: Final = "env"
+
+
+GO_DURATION_HINT: Final = "write it like 90s, 5m or 1h30m"
+
+
+def value_error(kind: str, detail: str, /) -> PydanticCustomError:
+    """A pydantic error whose message is ``detail`` verbatim (our messages are complete sentences)."""
+    return PydanticCustomError(kind, "{detail}", {"detail": detail})
+
+
+def _go_duration(value: object) -> int:
+    """Accept a Go duration string and return nanoseconds; a bare number is ambiguous, so refuse it."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise value_error(ERROR_DURATION, f"{value!r} is not a Go duration string ({GO_DURATION_HINT})")
+    try:
+        return parse_duration(value)
+    except DurationSyntaxError:
+        raise value_error(ERROR_DURATION, f"'{value}' is not a Go duration ({GO_DURATION_HINT})") from None
+
+
+def _quantity(value: object) -> str:
+    """Accept a Kubernetes quantity (``500m``, ``1Gi``); numbers from YAML are taken as their text."""
+    text = str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not is_quantity(text):
+        raise value_error(ERROR_QUANTITY, f"'{value}' is not a Kubernetes quantity")
+    if is_negative_quantity(text):
+        raise value_error(ERROR_QUANTITY, f"'{value}' is negative; resources must be >= 0")
+    return text
+
+
+def _env_source(value: object) -> object:
+    """An env block is a map ``NAME: value`` or a list; its entries are checked by ``resolve_env``."""
+    if value is None or isinstance(value, dict | list):
+        return value
+    raise value_error(ERROR_ENV, f"must be a map of NAME: value or a list of name/value items, not {value!r}")
+
+
+GoDuration = Annotated[int, BeforeValidator(_go_duration)]
+
+
+Int = Annotated[int, Strict()]
+"""An integer as YAML/JSON writes it: ``true`` or ``"8080"`` are mistakes, not numbers."""
+
+
+Quantity = Annotated[str, BeforeValidator(_quantity)]
+
+
+RawEnv = Annotated[Any, BeforeValidator(_env_source)]
+
+
+class ConfigModel(BaseModel):
+    """Config models: camelCase keys as users write them, unknown keys rejected, immutable."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, frozen=True, populate_by_name=False)
+
+
+M = TypeVar("M", bound=ConfigModel)
+
+
+def validate_model(model: type[M], raw: object, path: str, problems: list[ConfigProblem]) -> M | None:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            problems.append(problem_from_error(model, path, error))
+        return None
+
+
+def problem_from_error(model: type[ConfigModel], path: str, error: Mapping[str, Any]) -> ConfigProblem:
+    loc = [part for part in error["loc"] if part != "[key]"]
+    where = path + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        allowed = allowed_keys(model, loc[:-1])
+        return ConfigProblem(where, unknown_key_message(str(loc[-1]), allowed))
+    if kind == "missing":
+        return ConfigProblem(where, "is required")
+    if kind == "model_type" or kind == "model_attributes_type":
+        return ConfigProblem(where, f"must be a map of keys, not {error.get('input')!r}")
+    message = str(error["msg"])
+    if kind in {ERROR_DURATION, ERROR_QUANTITY, ERROR_ENV}:
+        return ConfigProblem(where, message)
+    return ConfigProblem(where, f"{message[:1].lower()}{message[1:]} (got {error.get('input')!r})")
+
+
+def allowed_keys(model: type[ConfigModel], loc: Sequence[object]) -> tuple[str, ...]:
+    """The keys a map at ``loc`` accepts, to suggest the closest one for a misspelled key."""
+    current: object = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, ConfigModel)):
+            return ()
+        fields = {info.alias or name: info for name, info in current.model_fields.items()}
+        info = fields.get(str(part))
+        if info is None:
+            return ()
+        current = model_in(info.annotation)
+    if isinstance(current, type) and issubclass(current, ConfigModel):
+        return tuple(info.alias or name for name, info in current.model_fields.items())
+    return ()
+
+
+def model_in(annotation: object) -> object:
+    """The config model inside ``Foo | None`` or ``tuple[Foo, ...]``, if any."""
+    if isinstance(annotation, type) and issubclass(annotation, ConfigModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, tuple, list):
+        for arg in typing.get_args(annotation):
+            found = model_in(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def unknown_key_message(key: str, allowed: Iterable[str]) -> str:
+    choices = list(allowed)
+    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key '{key}'; did you mean '{close[0]}'?"
+    if choices:
+        return f"unknown key '{key}'; valid keys: {', '.join(choices)}"
+    return f"unknown key '{key}'"

@@ -1,0 +1,266 @@
+"""Loading the platform settings and the apps: each raw section is validated, its rules run, and every
+problem is appended to the caller's list with its key path, so one pass finds them all."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from flyte_apps.core import constants as c
+from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
+from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.naming import kservice_name
+
+if TYPE_CHECKING:
+    pass
+from flyte_apps.core.config.keys import KEY_DOMAIN, KEY_PLATFORM, KEY_PROJECT, PREFIX
+from flyte_apps.core.config.kit import validate_model
+from flyte_apps.core.config.models import AppConfig, AppId, AppInput, EnvVar, Platform, PlatformConfig
+from flyte_apps.core.config.names import (
+    DNS1035_LABEL,
+    DNS1123_LABEL,
+    ENV_VAR_NAME,
+    FLYTE_APP_NAME,
+    MAX_LABEL_LEN,
+    is_subdomain,
+    label_value_problem,
+    not_dns_label,
+)
+from flyte_apps.core.config.rules import (
+    MAX_PROTO_REQUEST_TIMEOUT_S,
+    MIN_REQUEST_TIMEOUT_S,
+    autoscaling_problems,
+    port_problems,
+    secret_problems,
+    timeout_problems,
+)
+
+INVALID_DEFAULT: Final = "\x00invalid"
+"""Stands for a project/domain default that was itself reported as invalid."""
+
+
+def is_within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith((parent + ".", parent + "["))
+
+
+def without_secure(node: object) -> object:
+    """A copy of ``node`` with every ``{secure: ...}`` value replaced by None (never echoed back)."""
+    if isinstance(node, dict):
+        if set(node) == {"secure"}:
+            return None
+        return {key: without_secure(child) for key, child in node.items()}
+    if isinstance(node, list):
+        return [without_secure(child) for child in node]
+    return node
+
+
+def find_secure_values(values: Mapping[str, Any], prefix: str = PREFIX) -> list[ConfigProblem]:
+    """Encrypted (``secure:``) values are not supported under ``flyte-apps:``: app secrets use Flyte's
+    secret store, so a ciphertext here is almost always a credential about to be put in plain sight."""
+    found: list[ConfigProblem] = []
+
+    def walk(node: object, path: str) -> None:
+        if isinstance(node, dict):
+            if set(node) == {"secure"}:
+                found.append(ConfigProblem(path, "encrypted (secure:) values are not supported here"))
+                return
+            for key, child in node.items():
+                walk(child, f"{path}.{key}")
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                walk(child, f"{path}[{index}]")
+
+    for key, value in values.items():
+        walk(value, prefix + key)
+    return found
+
+
+def load_platform(raw: object, problems: list[ConfigProblem]) -> PlatformConfig | None:
+    path = PREFIX + KEY_PLATFORM
+    settings = validate_model(Platform, {} if raw is None else raw, path, problems)
+    if settings is None:
+        return None
+    before = len(problems)
+    if not DNS1123_LABEL.match(settings.namespace) or len(settings.namespace) > MAX_LABEL_LEN:
+        problems.append(ConfigProblem(f"{path}.namespace", not_dns_label(settings.namespace, "DNS-1123")))
+    if settings.base_domain and not is_subdomain(settings.base_domain):
+        problems.append(
+            ConfigProblem(
+                f"{path}.baseDomain",
+                f"'{settings.base_domain}' is not a DNS subdomain (e.g. apps.example.com)",
+            )
+        )
+    if settings.default_service_account and not is_subdomain(settings.default_service_account):
+        problems.append(
+            ConfigProblem(
+                f"{path}.defaultServiceAccount",
+                f"'{settings.default_service_account}' is not a valid Kubernetes service account name",
+            )
+        )
+    limit = MAX_PROTO_REQUEST_TIMEOUT_S * NANOS_PER_SECOND
+    if settings.max_request_timeout > limit:
+        problems.append(
+            ConfigProblem(
+                f"{path}.maxRequestTimeout",
+                f"{format_duration(settings.max_request_timeout)} exceeds {format_duration(limit)}, "
+                "the limit of Flyte's app spec (TimeoutConfig.request_timeout)",
+            )
+        )
+    if settings.default_request_timeout < MIN_REQUEST_TIMEOUT_S * NANOS_PER_SECOND:
+        problems.append(ConfigProblem(f"{path}.defaultRequestTimeout", "must be at least 1s"))
+    elif settings.max_request_timeout < settings.default_request_timeout:
+        problems.append(
+            ConfigProblem(
+                f"{path}.maxRequestTimeout",
+                f"{format_duration(settings.max_request_timeout)} is below defaultRequestTimeout "
+                f"{format_duration(settings.default_request_timeout)}",
+            )
+        )
+    if settings.reaper_timeout <= 0:
+        problems.append(ConfigProblem(f"{path}.reaperTimeout", "must be a positive duration"))
+    default_env = resolve_env(
+        settings.default_env_vars, f"{path}.defaultEnvVars", problems, upstream_list=True
+    )
+    return PlatformConfig(settings=settings, default_env=default_env, valid=len(problems) == before)
+
+
+def default_name(raw: object, key: str, problems: list[ConfigProblem]) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        problems.append(ConfigProblem(PREFIX + key, f"must be a string, not {type(raw).__name__}"))
+        return INVALID_DEFAULT
+    message = label_value_problem(raw, key)
+    if message:
+        problems.append(ConfigProblem(PREFIX + key, message))
+        return INVALID_DEFAULT
+    return raw
+
+
+def load_app(
+    raw: object,
+    path: str,
+    defaults: Mapping[str, str | None],
+    platform: PlatformConfig | None,
+    problems: list[ConfigProblem],
+) -> AppConfig | None:
+    app = validate_model(AppInput, raw, path, problems)
+    if app is None:
+        return None
+    before = len(problems)
+    project = app.project if app.project is not None else defaults[KEY_PROJECT]
+    domain = app.domain if app.domain is not None else defaults[KEY_DOMAIN]
+    identity_ok = True
+    for key, value, given in ((KEY_PROJECT, project, app.project), (KEY_DOMAIN, domain, app.domain)):
+        if value is INVALID_DEFAULT:
+            identity_ok = False  # already reported once, at the default's own key
+        elif value is None:
+            identity_ok = False
+            problems.append(ConfigProblem(f"{path}.{key}", f"is required (no {PREFIX}{key} default is set)"))
+        elif given is not None and (message := label_value_problem(value, key)):
+            identity_ok = False
+            problems.append(ConfigProblem(f"{path}.{key}", message))
+    if not FLYTE_APP_NAME.match(app.name):
+        problems.append(
+            ConfigProblem(
+                f"{path}.name",
+                f"'{app.name}' is not a valid Flyte app name: 1-30 letters, digits or '-', "
+                "starting and ending with a letter or digit",
+            )
+        )
+    elif identity_ok and project is not None and domain is not None:
+        ksvc = kservice_name(project=project, domain=domain, name=app.name)
+        if not DNS1035_LABEL.match(ksvc):
+            problems.append(
+                ConfigProblem(
+                    f"{path}.name",
+                    f"KService name '{ksvc}' is not a DNS-1035 label (it must start with a letter "
+                    "and hold only lower-case letters, digits and '-'); Knative would reject it",
+                )
+            )
+    container_path = f"{path}.container"
+    if not app.container.image.strip():
+        problems.append(ConfigProblem(f"{container_path}.image", "must not be empty"))
+    env = resolve_env(app.container.env, f"{container_path}.env", problems, upstream_list=False)
+    problems.extend(port_problems(app.container.ports, f"{container_path}.ports"))
+    if app.autoscaling is not None:
+        problems.extend(autoscaling_problems(app.autoscaling, f"{path}.autoscaling"))
+    if app.timeouts is not None and app.timeouts.request is not None:
+        problems.extend(timeout_problems(app.timeouts.request, f"{path}.timeouts.request", platform))
+    problems.extend(secret_problems(app.secrets, env, f"{path}.secrets"))
+    if app.service_account is not None and not is_subdomain(app.service_account):
+        problems.append(
+            ConfigProblem(
+                f"{path}.serviceAccount",
+                f"'{app.service_account}' is not a valid Kubernetes service account name",
+            )
+        )
+    if len(problems) > before or not identity_ok or project is None or domain is None:
+        return None
+    return AppConfig(
+        input=app, id=AppId(org=app.org, project=project, domain=domain, name=app.name), env=env, path=path
+    )
+
+
+def resolve_env(
+    raw: object, path: str, problems: list[ConfigProblem], *, upstream_list: bool
+) -> tuple[EnvVar, ...]:
+    """Turn an env block into ordered ``EnvVar``s.
+
+    A map is taken in sorted key order (Pulumi hands structured config over as JSON and does not keep
+    a YAML map's order); a list keeps its order. Lists hold ``{name, value}`` items, or (for the
+    platform's ``defaultEnvVars``, as upstream's config does) single-key maps ``- NAME: value``.
+    """
+    entries: list[tuple[str, object, str, str]] = []  # name, value, path of the name, path of the value
+    if raw is None:
+        return ()
+    if isinstance(raw, dict):
+        entries = [
+            (str(name), raw[name], f"{path}.{name}", f"{path}.{name}") for name in sorted(raw, key=str)
+        ]
+    elif isinstance(raw, list):
+        for index, item in enumerate(raw):
+            item_path = f"{path}[{index}]"
+            if isinstance(item, dict) and set(item) == {"name", "value"}:
+                if not isinstance(item["name"], str):
+                    problems.append(
+                        ConfigProblem(f"{item_path}.name", f"must be a string, not {item['name']!r}")
+                    )
+                    continue
+                entries.append((item["name"], item["value"], f"{item_path}.name", f"{item_path}.value"))
+            elif isinstance(item, dict) and set(item) == {"name"}:
+                problems.append(ConfigProblem(f"{item_path}.value", "is required"))
+            elif upstream_list and isinstance(item, dict) and len(item) == 1:
+                name = next(iter(item))
+                entries.append((str(name), item[name], f"{item_path}.{name}", f"{item_path}.{name}"))
+            else:
+                shape = "{name, value} or a single NAME: value" if upstream_list else "{name, value}"
+                problems.append(ConfigProblem(item_path, f"must be {shape}, not {item!r}"))
+    result: list[EnvVar] = []
+    seen: dict[str, str] = {}
+    for name, value, entry_path, value_path in entries:
+        if not ENV_VAR_NAME.match(name):
+            problems.append(
+                ConfigProblem(
+                    entry_path,
+                    f"'{name}' is not a valid environment variable name "
+                    "(letters, digits, '_', '-', '.'; not starting with a digit)",
+                )
+            )
+            continue
+        if name in c.INJECTED_ENV_VARS:
+            problems.append(
+                ConfigProblem(entry_path, f"'{name}' is set by Flyte for every app and cannot be overridden")
+            )
+            continue
+        if name in seen:
+            problems.append(
+                ConfigProblem(entry_path, f"duplicate environment variable '{name}' (also at {seen[name]})")
+            )
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            problems.append(ConfigProblem(value_path, f"value of '{name}' must be a string, not {value!r}"))
+            continue
+        seen[name] = entry_path
+        result.append(EnvVar(name=name, value=str(value)))
+    return tuple(result)

@@ -1,0 +1,124 @@
+"""Knative Serving's settings that Flyte's apps rely on (reference (i)): ``flyte-apps:knative`` as
+written and validated, and the server-side-apply patches of Knative's ConfigMaps that carry only
+those keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from flyte_apps.core import constants as c
+from flyte_apps.core.config.keys import KEY_KNATIVE, PREFIX
+from flyte_apps.core.config.kit import ConfigModel, validate_model
+from flyte_apps.core.config.models import PlatformConfig
+from flyte_apps.core.config.names import (
+    DNS1123_LABEL,
+    MAX_LABEL_LEN,
+)
+from flyte_apps.core.durations import NANOS_PER_SECOND
+from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.objects import RenderedObject
+
+KNATIVE_NAMESPACE: Final = "knative-serving"
+
+
+KNATIVE_CONFIG_AUTOSCALER: Final = "config-autoscaler"
+
+
+KNATIVE_CONFIG_DEFAULTS: Final = "config-defaults"
+
+
+KNATIVE_CONFIG_DOMAIN: Final = "config-domain"
+
+
+KNATIVE_CONFIG_NETWORK: Final = "config-network"
+
+
+KNATIVE_ALLOW_ZERO_INITIAL_SCALE: Final = "allow-zero-initial-scale"  # Stop writes initial-scale "0"
+
+
+KNATIVE_DOMAIN_TEMPLATE: Final = "domain-template"
+
+
+# Flyte's public URLs are <ksvc>.<baseDomain>: Knative's default template puts the namespace in too.
+DOMAIN_TEMPLATE: Final = "{{.Name}}.{{.Domain}}"
+
+
+KNATIVE_MAX_REVISION_TIMEOUT: Final = "max-revision-timeout-seconds"
+
+
+KNATIVE_REVISION_TIMEOUT: Final = "revision-timeout-seconds"
+
+
+class KnativeInput(ConfigModel):
+    """``flyte-apps:knative`` as written in the stack config."""
+
+    manage_config: bool = False
+    namespace: str = KNATIVE_NAMESPACE
+
+
+@dataclass(frozen=True)
+class KnativeConfig:
+    """Knative Serving's config, to be patched: exists only when ``manageConfig`` is true."""
+
+    namespace: str
+
+
+def load_knative_config(raw: object, problems: list[ConfigProblem]) -> KnativeConfig | None:
+    """Validate ``flyte-apps:knative``; returns a config only when ``manageConfig`` is true."""
+    if raw is None:
+        return None
+    path = PREFIX + KEY_KNATIVE
+    knative = validate_model(KnativeInput, raw, path, problems)
+    if knative is None:
+        return None
+    if not DNS1123_LABEL.match(knative.namespace) or len(knative.namespace) > MAX_LABEL_LEN:
+        problems.append(
+            ConfigProblem(
+                f"{path}.namespace",
+                f"'{knative.namespace}' is not a DNS-1123 label "
+                "(lower-case letters, digits and '-', at most 63 characters)",
+            )
+        )
+        return None
+    if not knative.manage_config:
+        return None
+    return KnativeConfig(namespace=knative.namespace)
+
+
+def build_knative_objects(knative: KnativeConfig, platform: PlatformConfig) -> list[RenderedObject]:
+    """Server-side-apply patches of Knative's ConfigMaps that carry only the keys Flyte's apps need
+    (reference (i)); everything else in those ConfigMaps stays as the cluster has it."""
+    # Imported here: flyte_apps.core.plan imports this module to plan the stack.
+    settings = platform.settings
+    patches: list[tuple[str, dict[str, str]]] = [
+        (KNATIVE_CONFIG_AUTOSCALER, {KNATIVE_ALLOW_ZERO_INITIAL_SCALE: c.TRUE}),
+        (
+            KNATIVE_CONFIG_DEFAULTS,
+            {
+                KNATIVE_MAX_REVISION_TIMEOUT: str(settings.max_request_timeout // NANOS_PER_SECOND),
+                # Knative rejects a config-defaults whose default timeout is above the maximum (its
+                # own default is 300 s): keep the two consistent with the platform's.
+                KNATIVE_REVISION_TIMEOUT: str(settings.default_request_timeout // NANOS_PER_SECOND),
+            },
+        ),
+        (KNATIVE_CONFIG_NETWORK, {KNATIVE_DOMAIN_TEMPLATE: DOMAIN_TEMPLATE}),
+    ]
+    if settings.base_domain:
+        patches.append((KNATIVE_CONFIG_DOMAIN, {settings.base_domain: ""}))
+    return [
+        RenderedObject(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": name,
+                    "namespace": knative.namespace,
+                    "annotations": {c.ANNOTATION_PATCH_FORCE: c.TRUE},
+                },
+                "data": data,
+            },
+            patch=True,
+        )
+        for name, data in patches
+    ]

@@ -1,0 +1,119 @@
+"""The manager's ``config.yaml``: one file for both generations of the manager (each ignores the
+other's keys), generated from the manager's and the platform's settings, then ``extraConfig``."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import yaml
+
+from flyte_apps.core.config.models import PlatformConfig
+from flyte_apps.core.durations import format_duration
+from flyte_apps.core.manager.layout import (
+    ANY_HOST,
+    DB_PASSWORD_PATH,
+    SQLITE_FILE,
+    WEBHOOK_CERT_DIR,
+    WEBHOOK_SERVICE_NAME,
+    WEBHOOK_SERVICE_PORT,
+)
+
+if TYPE_CHECKING:
+    from flyte_apps.core.manager.models import ManagerConfig, ManagerInput
+
+
+# flytestdlib's logger.level is a logrus level number.
+LOG_LEVELS: Final = {"error": 2, "warn": 3, "info": 4, "debug": 5}
+
+
+def build_config_file(manager: ManagerConfig, platform: PlatformConfig) -> dict[str, Any]:
+    """The manager's ``config.yaml`` as data: both generations' keys, then ``extraConfig``."""
+    return deep_merge(generated_config(manager.input, platform), manager.input.extra_config)
+
+
+def render_config_file(manager: ManagerConfig, platform: PlatformConfig) -> str:
+    """``config.yaml`` text, with sorted keys so that its checksum only changes with its content."""
+    return yaml.safe_dump(build_config_file(manager, platform), sort_keys=True, default_flow_style=False)
+
+
+def internal_apps_config(platform: PlatformConfig, *, apps_enabled: bool) -> dict[str, Any]:
+    """Flyte's ``internalApps`` section, from the same settings the KServices are rendered with."""
+    settings = platform.settings
+    return {
+        "enabled": apps_enabled,
+        "baseDomain": settings.base_domain,
+        "scheme": settings.scheme,
+        "ingressAppsPort": settings.ingress_apps_port,
+        "defaultRequestTimeout": format_duration(settings.default_request_timeout),
+        "maxRequestTimeout": format_duration(settings.max_request_timeout),
+        "namespacedNameSuffixTemplate": settings.namespaced_name_suffix_template,
+        # Upstream's list of single-key maps, so the platform's order survives (reference (j)).
+        "defaultEnvVars": [{var.name: var.value} for var in platform.default_env],
+        "watchBufferSize": settings.watch_buffer_size,
+        "defaultServiceAccount": settings.default_service_account,
+    }
+
+
+def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``extra`` merged in: maps merge key by key, any other value replaces."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in extra.items():
+        current = merged.get(key)
+        if isinstance(current, dict) and isinstance(value, dict):
+            merged[key] = deep_merge(current, value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def generated_config(manager: ManagerInput, platform: PlatformConfig) -> dict[str, Any]:
+    namespace = platform.settings.namespace
+    ports = manager.ports
+    database = manager.database
+    config: dict[str, Any] = {
+        # The seed's manager.
+        "manager": {
+            "runsService": {"host": ANY_HOST, "port": ports.runs},
+            "queueService": {"host": ANY_HOST, "port": ports.queue},
+            "executor": {"healthProbePort": ports.health},
+            "kubernetes": {"namespace": namespace},
+        },
+        "logger": {"level": LOG_LEVELS[manager.log_level]},
+        # Flyte's current main.
+        "runs": {"server": {"host": ANY_HOST, "port": ports.runs}},
+        "executor": {"healthProbeBindAddress": f":{ports.health}"},
+        "actions": {"kubernetes": {"namespace": namespace}},
+        "secret": {"kubernetes": {"namespace": namespace}},
+        "webhook": {
+            "listenPort": ports.webhook,
+            "serviceName": WEBHOOK_SERVICE_NAME,
+            "servicePort": WEBHOOK_SERVICE_PORT,
+            # The manager generates its webhook certificate at startup; written to a writable
+            # directory, the webhook server can read it without a Secret volume that does not yet
+            # exist when the pod starts.
+            "localCert": True,
+            "certDir": WEBHOOK_CERT_DIR,
+            "embeddedSecretManagerConfig": {"k8sConfig": {"namespace": namespace}},
+        },
+        "internalApps": internal_apps_config(platform, apps_enabled=manager.apps_enabled),
+    }
+    if database.type == "sqlite":
+        config["database"] = {"type": "sqlite", "sqlite": {"file": SQLITE_FILE}}
+    else:
+        config["runs"]["database"] = {
+            "postgres": {
+                "host": database.host,
+                "port": database.port,
+                "dbname": database.dbname,
+                "username": database.username,
+                "passwordPath": DB_PASSWORD_PATH,
+            }
+        }
+    return config
+
+
+def config_checksum(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

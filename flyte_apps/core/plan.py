@@ -1,0 +1,157 @@
+"""The render plan: every object a stack would apply, in one deterministic order.
+
+Both the Pulumi program and ``flyte-apps render`` start from ``plan_stack``, so what ``pulumi up``
+registers and what ``render`` prints cannot drift apart (decision 1 in DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flyte_apps.core import constants as c
+from flyte_apps.core.config.models import AppConfig, PlatformConfig
+from flyte_apps.core.errors import ConfigError, ConfigProblem
+from flyte_apps.core.knative_settings import build_knative_objects
+from flyte_apps.core.kservice import build_kservice
+from flyte_apps.core.manager.objects import build_manager_objects
+from flyte_apps.core.namespace import build_namespace
+from flyte_apps.core.naming import internal_url, is_hashed, kservice_name, public_url
+from flyte_apps.core.objects import Manifest, RenderedObject
+from flyte_apps.core.spec import SpecBlob, build_app, serialize, validate_app
+from flyte_apps.core.stack import StackConfig, load_stack_config
+
+
+@dataclass(frozen=True)
+class AppPlan:
+    """Everything the program needs for one app: its config, spec and KService, and its outputs."""
+
+    config: AppConfig
+    blob: SpecBlob
+    kservice: Manifest
+    kservice_name: str
+    namespace: str
+    public_url: str | None
+    internal_url: str
+
+    @property
+    def key(self) -> str:
+        return str(self.config.id)
+
+    def exports(self) -> dict[str, Any]:
+        return {
+            "kserviceName": self.kservice_name,
+            "namespace": self.namespace,
+            "publicUrl": self.public_url,
+            "internalUrl": self.internal_url,
+            "specSha": self.blob.sha,
+        }
+
+
+@dataclass(frozen=True)
+class StackPlan:
+    config: StackConfig
+    namespace: RenderedObject
+    apps: tuple[AppPlan, ...]
+    warnings: tuple[str, ...] = field(default=())
+    manager: tuple[RenderedObject, ...] = ()
+    """The Flyte manager's objects (empty unless ``flyte-apps:manager`` enables it)."""
+    knative: tuple[RenderedObject, ...] = ()
+    """Patches of Knative Serving's ConfigMaps (empty unless ``manageConfig``)."""
+
+    @property
+    def platform(self) -> PlatformConfig:
+        return self.config.platform
+
+    def objects(self) -> list[RenderedObject]:
+        """All objects in apply order: namespaces, CRDs, other cluster-scoped objects, namespaced
+        core objects, then KServices by namespace and name."""
+        items = [
+            self.namespace,
+            *self.manager,
+            *self.knative,
+            *(RenderedObject(app.kservice) for app in self.apps),
+        ]
+        return sorted(items, key=_object_order)
+
+
+def plan_stack(raw: Mapping[str, Any]) -> StackPlan:
+    """Validate the config and build every object; raises ``ConfigError`` listing every problem."""
+    config = load_stack_config(raw)
+    problems: list[ConfigProblem] = []
+    apps: list[AppPlan] = []
+    for app in config.apps:
+        message = build_app(app)
+        problems.extend(validate_app(message, app.path))
+        apps.append(_plan_app(app, config.platform, serialize(message.spec)))
+    if problems:
+        raise ConfigError(problems)
+    namespace = RenderedObject(
+        build_namespace(config.platform), patch=config.platform.settings.adopt_namespace
+    )
+    manager = () if config.manager is None else tuple(build_manager_objects(config.manager, config.platform))
+    knative = () if config.knative is None else tuple(build_knative_objects(config.knative, config.platform))
+    return StackPlan(
+        config=config,
+        namespace=namespace,
+        apps=tuple(apps),
+        warnings=tuple(_warnings(config)),
+        manager=manager,
+        knative=knative,
+    )
+
+
+def _plan_app(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> AppPlan:
+    settings = platform.settings
+    name = kservice_name(project=app.id.project, domain=app.id.domain, name=app.id.name)
+    url = None
+    if app.public:
+        url = public_url(
+            ksvc=name,
+            base_domain=settings.base_domain,
+            scheme=settings.scheme,
+            ingress_apps_port=settings.ingress_apps_port,
+        )
+    return AppPlan(
+        config=app,
+        blob=blob,
+        kservice=build_kservice(app, platform, blob),
+        kservice_name=name,
+        namespace=settings.namespace,
+        public_url=url,
+        internal_url=internal_url(ksvc=name, namespace=settings.namespace),
+    )
+
+
+def _warnings(config: StackConfig) -> list[str]:
+    """Apps that ``INTERNAL_APP_ENDPOINT_PATTERN`` cannot reach (upstream (j)3)."""
+    found: list[str] = []
+    template = config.platform.settings.namespaced_name_suffix_template
+    if template != c.DEFAULT_SUFFIX_TEMPLATE:
+        found.append(
+            f"{c.PROJECT_NAME}:platform.namespacedNameSuffixTemplate is '{template}', not the default "
+            f"'{c.DEFAULT_SUFFIX_TEMPLATE}': {c.ENV_ENDPOINT_PATTERN} will not match the apps' KService names"
+        )
+    for app in config.apps:
+        if is_hashed(project=app.id.project, domain=app.id.domain, name=app.id.name):
+            name = kservice_name(project=app.id.project, domain=app.id.domain, name=app.id.name)
+            found.append(
+                f"{app.path}: app {app.id} has the hashed KService name '{name}' (name-project-domain "
+                f"is over 63 characters): other apps cannot reach it through {c.ENV_ENDPOINT_PATTERN}"
+            )
+    return found
+
+
+_CLUSTER_SCOPED_ORDER = {"Namespace": 0, "CustomResourceDefinition": 1}
+
+
+def _object_order(obj: RenderedObject) -> tuple[int, str, str, str]:
+    api_version = str(obj.manifest["apiVersion"])
+    if not obj.namespace:
+        rank = _CLUSTER_SCOPED_ORDER.get(obj.kind, 2)
+    elif api_version == c.KNATIVE_API_VERSION and obj.kind == c.KSERVICE_KIND:
+        rank = 4
+    else:
+        rank = 3
+    return (rank, obj.namespace, obj.kind, obj.name)

@@ -1,0 +1,145 @@
+"""An app's ``flyteidl2.app.Spec``: built from config, checked with protovalidate, serialized once.
+
+The bytes are the deterministic serialization of the real proto, so ``flyte.org/spec`` decodes with
+Flyte's own code and ``flyte.org/spec-sha`` is stable (upstream's Go map order is not: (j)6).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+
+import protovalidate
+from flyteidl2.app import app_definition_pb2 as app_pb
+from flyteidl2.core import literals_pb2, security_pb2, tasks_pb2
+
+from flyte_apps.core.config.models import AppConfig
+from flyte_apps.core.durations import NANOS_PER_SECOND
+from flyte_apps.core.errors import ConfigProblem
+
+_RESOURCE_NAMES = {
+    "cpu": tasks_pb2.Resources.CPU,
+    "memory": tasks_pb2.Resources.MEMORY,
+    "ephemeral-storage": tasks_pb2.Resources.EPHEMERAL_STORAGE,
+}
+_SHA_BYTES = 8
+
+
+@dataclass(frozen=True)
+class SpecBlob:
+    """The serialized spec and the two annotations derived from it."""
+
+    data: bytes
+    sha: str
+    b64: str
+
+
+def build_app(app: AppConfig) -> app_pb.App:
+    """The ``flyteidl2.app.App`` (identity + spec) that Flyte's app service would store for ``app``."""
+    message = app_pb.App()
+    ident = message.metadata.id
+    ident.org, ident.project, ident.domain, ident.name = (
+        app.id.org,
+        app.id.project,
+        app.id.domain,
+        app.id.name,
+    )
+    message.spec.CopyFrom(build_spec(app))
+    return message
+
+
+def build_spec(app: AppConfig) -> app_pb.Spec:
+    """Map the app's config one to one onto proto fields (defaults and injected env are not in it)."""
+    spec = app_pb.Spec()
+    given = app.input
+    container = spec.container
+    container.image = given.container.image
+    container.command.extend(given.container.command)
+    container.args.extend(given.container.args)
+    container.env.extend(literals_pb2.KeyValuePair(key=var.name, value=var.value) for var in app.env)
+    container.ports.extend(
+        tasks_pb2.ContainerPort(container_port=port.container_port, name=port.name)
+        for port in given.container.ports
+    )
+    if given.container.resources is not None:
+        for target, entries in (
+            (container.resources.requests, given.container.resources.requests),
+            (container.resources.limits, given.container.resources.limits),
+        ):
+            target.extend(
+                tasks_pb2.Resources.ResourceEntry(name=_RESOURCE_NAMES[name], value=entries[name])
+                for name in sorted(entries)
+            )
+    scaling = given.autoscaling
+    if scaling is not None:
+        if scaling.min_replicas is not None or scaling.max_replicas is not None:
+            spec.autoscaling.replicas.min = scaling.min_replicas or 0
+            spec.autoscaling.replicas.max = scaling.max_replicas or 0
+        if scaling.metric == "concurrency" and scaling.target is not None:
+            spec.autoscaling.scaling_metric.concurrency.target_value = scaling.target
+        elif scaling.metric == "rps" and scaling.target is not None:
+            spec.autoscaling.scaling_metric.request_rate.target_value = scaling.target
+        if scaling.scaledown_period is not None:
+            _set_duration(spec.autoscaling.scaledown_period, scaling.scaledown_period)
+    if not app.public:
+        spec.ingress.private = True
+    spec.desired_state = app_pb.Spec.DESIRED_STATE_ACTIVE
+    if given.service_account:
+        spec.security_context.run_as.k8s_service_account = given.service_account
+    if given.secrets:  # extend() on an empty list would still mark security_context as set
+        spec.security_context.secrets.extend(build_secrets(app))
+    if given.timeouts is not None and given.timeouts.request is not None:
+        _set_duration(spec.timeouts.request_timeout, given.timeouts.request)
+    return spec
+
+
+def build_secrets(app: AppConfig) -> list[security_pb2.Secret]:
+    """The app's ``security_context.secrets``, in config order."""
+    return [
+        security_pb2.Secret(
+            group=secret.group,
+            group_version=secret.group_version,
+            key=secret.key,
+            mount_requirement=security_pb2.Secret.MountType.Value(secret.mount_requirement),
+            env_var=secret.env_var,
+        )
+        for secret in app.input.secrets
+    ]
+
+
+def validate_app(message: app_pb.App, path: str) -> list[ConfigProblem]:
+    """Run the proto's own ``buf.validate`` rules, which upstream never enforces ((j)11)."""
+    return [
+        ConfigProblem(path, f"Flyte's app spec rejects {_field_path(violation)}: {violation.proto.message}")
+        for violation in protovalidate.collect_violations(message)
+    ]
+
+
+def serialize(spec: app_pb.Spec) -> SpecBlob:
+    """Deterministic bytes; sha = first 8 bytes of SHA-256 as hex; b64 = standard padded base64."""
+    data = spec.SerializeToString(deterministic=True)
+    return SpecBlob(
+        data=data,
+        sha=hashlib.sha256(data).digest()[:_SHA_BYTES].hex(),
+        b64=base64.b64encode(data).decode("ascii"),
+    )
+
+
+def decode_spec(b64: str) -> app_pb.Spec:
+    """Inverse of ``serialize(...).b64`` (what Flyte does when it reads the annotation)."""
+    spec = app_pb.Spec()
+    spec.ParseFromString(base64.b64decode(b64, validate=True))
+    return spec
+
+
+def _set_duration(target: object, nanos: int) -> None:
+    seconds, rest = divmod(nanos, NANOS_PER_SECOND)
+    target.seconds = seconds  # type: ignore[attr-defined]
+    target.nanos = rest  # type: ignore[attr-defined]
+
+
+def _field_path(violation: object) -> str:
+    elements = getattr(getattr(violation, "proto", None), "field", None)
+    names = [element.field_name for element in getattr(elements, "elements", [])]
+    return ".".join(names) or "the app"

@@ -1,0 +1,101 @@
+"""The whole stack config in one pass: ``load_stack_config`` is the only place raw config is read.
+
+It checks every section (platform, apps, manager, Knative settings) and raises one ``ConfigError``
+that lists every problem with its key path, so nothing is applied when anything is wrong (decision 8
+in DESIGN.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from flyte_apps.core.errors import ConfigError, ConfigProblem
+
+if TYPE_CHECKING:
+    from flyte_apps.core.knative_settings import KnativeConfig
+    from flyte_apps.core.manager.models import ManagerConfig
+from flyte_apps.core.config.keys import (
+    KEY_APPS,
+    KEY_DOMAIN,
+    KEY_KNATIVE,
+    KEY_MANAGER,
+    KEY_PLATFORM,
+    KEY_PROJECT,
+    PREFIX,
+    TOP_LEVEL_KEYS,
+)
+from flyte_apps.core.config.kit import unknown_key_message
+from flyte_apps.core.config.load import (
+    INVALID_DEFAULT,
+    default_name,
+    find_secure_values,
+    is_within,
+    load_app,
+    load_platform,
+    without_secure,
+)
+from flyte_apps.core.config.models import AppConfig, PlatformConfig
+from flyte_apps.core.config.rules import cross_app_problems
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    platform: PlatformConfig
+    apps: tuple[AppConfig, ...]
+    manager: ManagerConfig | None = None
+    """The Flyte manager, when ``flyte-apps:manager`` enables it."""
+    knative: KnativeConfig | None = None
+    """Knative Serving settings, when ``flyte-apps:knative.manageConfig`` is true."""
+
+
+def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
+    """Validate ``raw`` (config keys with or without the ``flyte-apps:`` prefix) in one pass.
+
+    Raises ``ConfigError`` listing every problem; returns only a config with none.
+    """
+    problems: list[ConfigProblem] = []
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        local = key.removeprefix(PREFIX)
+        if ":" in local:
+            continue  # another namespace, e.g. kubernetes:context
+        if local not in TOP_LEVEL_KEYS:
+            problems.append(ConfigProblem(PREFIX + local, unknown_key_message(local, TOP_LEVEL_KEYS)))
+            continue
+        values[local] = value
+    secure = find_secure_values(values)
+    values = {key: without_secure(value) for key, value in values.items()}
+
+    platform = load_platform(values.get(KEY_PLATFORM), problems)
+    defaults: dict[str, str | None] = {
+        key: INVALID_DEFAULT
+        if any(p.path == PREFIX + key for p in secure)
+        else default_name(values.get(key), key, problems)
+        for key in (KEY_PROJECT, KEY_DOMAIN)
+    }
+    apps_raw = values.get(KEY_APPS, [])
+    apps: list[AppConfig] = []
+    if apps_raw is None:
+        apps_raw = []
+    if not isinstance(apps_raw, list):
+        problems.append(
+            ConfigProblem(PREFIX + KEY_APPS, f"must be a list of apps, not {type(apps_raw).__name__}")
+        )
+        apps_raw = []
+    for index, app_raw in enumerate(apps_raw):
+        app = load_app(app_raw, f"{PREFIX}{KEY_APPS}[{index}]", defaults, platform, problems)
+        if app is not None:
+            apps.append(app)
+    problems.extend(cross_app_problems(apps))
+    # The manager's models build on this module's, so they are imported here, not at the top.
+    from flyte_apps.core.knative_settings import load_knative_config
+    from flyte_apps.core.manager.models import load_manager_config
+
+    manager = load_manager_config(values.get(KEY_MANAGER), platform, problems)
+    knative = load_knative_config(values.get(KEY_KNATIVE), problems)
+    # A redacted secure value would also fail its own field's check: report the secure value only.
+    problems = [p for p in problems if not any(is_within(p.path, s.path) for s in secure)] + secure
+    if problems or platform is None or not platform.valid:
+        raise ConfigError(problems)
+    return StackConfig(platform=platform, apps=tuple(apps), manager=manager, knative=knative)

@@ -1,0 +1,357 @@
+"""Pure: a KService (and its pods) as Flyte's app service reports them (reference (c)10-11, (d)).
+
+``kservice_to_app`` is what Flyte's Get, List and Watch return for a KService; ``pod_to_replica``
+is what its log tailing calls a replica. Both follow upstream's tables exactly, with one deliberate
+difference ((j)17): a stopped app keeps its ingress, creation time and namespace, so ``status``
+can still say where a stopped app lives and when it was created.
+
+The rest (``summarize``, ``find_drift``, ``replica_pods``) is what the day-2 commands need on top:
+one phase per app, and how the live object differs from what the stack renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from flyteidl2.app import app_definition_pb2 as app_pb
+from flyteidl2.app import replica_definition_pb2 as replica_pb
+from google.protobuf.message import DecodeError
+
+from flyte_apps.core import constants as c
+from flyte_apps.core.errors import FlyteAppsError
+from flyte_apps.core.naming import kservice_name, public_url
+from flyte_apps.core.spec import decode_spec
+
+Status = app_pb.Status
+
+# Knative condition types and statuses (knative.dev/pkg/apis).
+CONDITION_READY: Final = "Ready"
+CONDITION_ROUTES_READY: Final = "RoutesReady"
+CONDITION_CONFIGURATIONS_READY: Final = "ConfigurationsReady"
+CONDITION_TRUE: Final = "True"
+CONDITION_FALSE: Final = "False"
+CONDITION_UNKNOWN: Final = "Unknown"
+
+# Upstream literals (reference (b) "Other literals").
+STOPPED_MESSAGE: Final = "App scaled to zero"
+DEFAULT_CONDITION_MESSAGES: Final = {
+    CONDITION_CONFIGURATIONS_READY: "Configuration is ready",
+    CONDITION_ROUTES_READY: "Routes are ready",
+    CONDITION_READY: "Service is ready",
+}
+
+# Replica status strings (plain strings in the proto, not enum names).
+REPLICA_ACTIVE: Final = "ACTIVE"
+REPLICA_DEPLOYING: Final = "DEPLOYING"
+REPLICA_PENDING: Final = "PENDING"
+REPLICA_FAILED: Final = "FAILED"
+REPLICA_STOPPED: Final = "STOPPED"
+REASON_CONTAINER_NOT_READY: Final = "container not ready"
+REASON_POD_COMPLETED: Final = "pod completed"
+
+PHASE_UNKNOWN: Final = "UNKNOWN"
+"""``summarize``'s phase for an app Knative has not reported on yet (no conditions)."""
+_STATUS_PREFIX: Final = "DEPLOYMENT_STATUS_"
+
+
+class AppConversionError(FlyteAppsError):
+    """A KService that cannot be read as a Flyte app (no or malformed ``flyte.org/app-id``)."""
+
+
+def app_id_of(ksvc: Mapping[str, Any]) -> app_pb.Identifier:
+    """The app identity in ``flyte.org/app-id`` / ``flyte.org/app-org`` (reference (c)10.1-4)."""
+    metadata = ksvc.get("metadata") or {}
+    name = metadata.get("name", "")
+    annotations = metadata.get("annotations") or {}
+    value = annotations.get(c.ANNOTATION_APP_ID)
+    if value is None:
+        msg = f"KService {name} missing {c.ANNOTATION_APP_ID} annotation"
+        raise AppConversionError(msg)
+    parts = str(value).split("/", 2)
+    if len(parts) < 3:
+        msg = f'KService {name} has malformed {c.ANNOTATION_APP_ID} annotation: "{value}"'
+        raise AppConversionError(msg)
+    org = annotations.get(c.ANNOTATION_APP_ORG) or c.DEFAULT_ORG
+    return app_pb.Identifier(org=org, project=parts[0], domain=parts[1], name=parts[2])
+
+
+def is_managed(ksvc: Mapping[str, Any]) -> bool:
+    """Carries ``flyte.org/app-managed=true``: Flyte's List and Watch consider it an app."""
+    labels = (ksvc.get("metadata") or {}).get("labels") or {}
+    return bool(labels.get(c.LABEL_APP_MANAGED) == c.TRUE)
+
+
+def is_stopped(ksvc: Mapping[str, Any]) -> bool:
+    labels = (ksvc.get("metadata") or {}).get("labels") or {}
+    return bool(labels.get(c.LABEL_APP_STOPPED) == c.TRUE)
+
+
+def kservice_to_app(
+    ksvc: Mapping[str, Any],
+    *,
+    base_domain: str,
+    scheme: str,
+    ingress_apps_port: int,
+    current_replicas: int,
+    now: datetime,
+) -> app_pb.App:
+    """Flyte's ``kserviceToApp`` + ``kserviceToStatus``; raises ``AppConversionError``.
+
+    Unlike upstream, a stopped app still reports ingress (if public), ``created_at``,
+    ``k8s_metadata`` and ``current_replicas`` (in-cluster traffic can wake it, (j)12); an app whose
+    spec says ``ingress.private`` (our ``cluster-local`` visibility) never has a public ingress.
+    """
+    ident = app_id_of(ksvc)
+    metadata = ksvc.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    annotations = metadata.get("annotations") or {}
+    stopped = is_stopped(ksvc)
+    app = app_pb.App()
+    app.metadata.id.CopyFrom(ident)
+    spec = _decode_spec(annotations.get(c.ANNOTATION_SPEC))
+    if spec is not None:
+        if stopped:
+            spec.desired_state = app_pb.Spec.DESIRED_STATE_STOPPED
+        app.spec.CopyFrom(spec)
+    status = app.status
+    if stopped:
+        condition = status.conditions.add(deployment_status=Status.DEPLOYMENT_STATUS_STOPPED)
+        condition.message = STOPPED_MESSAGE
+        condition.last_transition_time.FromDatetime(now)
+    else:
+        status.conditions.extend(
+            knative_conditions((ksvc.get("status") or {}).get("conditions") or [], now=now)
+        )
+    private = spec is not None and spec.ingress.private
+    # A running app labelled cluster-local is private whatever its spec says; a stopped app carries
+    # that label because of the stop, so only its spec can tell.
+    cluster_local = not stopped and labels.get(c.LABEL_VISIBILITY) == c.VISIBILITY_CLUSTER_LOCAL
+    if not private and not cluster_local:
+        url = public_url(
+            ksvc=kservice_name(project=ident.project, domain=ident.domain, name=ident.name),
+            base_domain=base_domain,
+            scheme=scheme,
+            ingress_apps_port=ingress_apps_port,
+        )
+        if url is not None:
+            status.ingress.public_url = url
+    status.current_replicas = current_replicas
+    status.k8s_metadata.namespace = metadata.get("namespace", "")
+    created = parse_time(metadata.get("creationTimestamp"))
+    if created is not None:
+        status.created_at.FromDatetime(created)
+    return app
+
+
+def knative_conditions(conditions: Sequence[Mapping[str, Any]], *, now: datetime) -> list[app_pb.Condition]:
+    """The (d) table: Knative conditions -> Flyte conditions, input order kept."""
+    ready = next((cond for cond in conditions if cond.get("type") == CONDITION_READY), None)
+    service_ready = ready is not None and ready.get("status") == CONDITION_TRUE
+    service_failed = ready is not None and ready.get("status") == CONDITION_FALSE
+    result: list[app_pb.Condition] = []
+    for cond in conditions:
+        kind = str(cond.get("type") or "")
+        value = cond.get("status")
+        if kind == CONDITION_ROUTES_READY and value == CONDITION_UNKNOWN:
+            continue
+        if value == CONDITION_TRUE:
+            phase = Status.DEPLOYMENT_STATUS_ACTIVE if service_ready else Status.DEPLOYMENT_STATUS_DEPLOYING
+        elif value == CONDITION_FALSE:
+            if not service_failed:
+                continue
+            phase = Status.DEPLOYMENT_STATUS_FAILED
+        else:
+            phase = Status.DEPLOYMENT_STATUS_PENDING
+        reason = str(cond.get("reason") or "")
+        message = str(cond.get("message") or "")
+        text = f"{reason}: {message}" if reason else message or DEFAULT_CONDITION_MESSAGES.get(kind, "")
+        converted = app_pb.Condition(deployment_status=phase, message=text)
+        converted.last_transition_time.FromDatetime(parse_time(cond.get("lastTransitionTime")) or now)
+        result.append(converted)
+    return result
+
+
+def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
+    """The (d) pod table: ``(deployment_status, reason)`` of one replica pod."""
+    status = pod.get("status") or {}
+    phase = str(status.get("phase") or "")
+    statuses: list[Mapping[str, Any]] = list(status.get("containerStatuses") or [])
+    if phase == "Running":
+        for container in statuses:
+            if container.get("ready"):
+                continue
+            waiting = (container.get("state") or {}).get("waiting")
+            if waiting is not None:
+                return REPLICA_DEPLOYING, str(waiting.get("reason") or "")
+            return REPLICA_DEPLOYING, REASON_CONTAINER_NOT_READY
+        return REPLICA_ACTIVE, ""
+    if phase == "Pending":
+        for container in statuses:
+            waiting = (container.get("state") or {}).get("waiting")
+            if waiting is not None and waiting.get("reason"):
+                return REPLICA_PENDING, str(waiting["reason"])
+        return REPLICA_PENDING, "Pending"
+    if phase == "Failed":
+        reason = str(status.get("reason") or "")
+        if not reason and statuses:
+            terminated = (statuses[0].get("state") or {}).get("terminated")
+            if terminated is not None:
+                reason = str(terminated.get("reason") or "")
+        return REPLICA_FAILED, reason
+    if phase == "Succeeded":
+        return REPLICA_STOPPED, REASON_POD_COMPLETED
+    return REPLICA_PENDING, phase
+
+
+def pod_to_replica(pod: Mapping[str, Any], app_id: app_pb.Identifier) -> replica_pb.Replica:
+    """Flyte's replica for one pod: ``{metadata.id: {app_id, pod name}, status}`` ((c)14)."""
+    deployment_status, reason = pod_replica_status(pod)
+    replica = replica_pb.Replica()
+    replica.metadata.id.app_id.CopyFrom(app_id)
+    replica.metadata.id.name = str((pod.get("metadata") or {}).get("name") or "")
+    replica.status.deployment_status = deployment_status
+    replica.status.reason = reason
+    return replica
+
+
+def replica_pods(
+    pods: Iterable[Mapping[str, Any]], *, kservice: str, latest_ready_revision: str | None
+) -> list[Mapping[str, Any]]:
+    """The pods ``GetReplicas`` selects ((c)14): the service's pods, only the latest ready
+    revision's once one is ready (old-revision pods of a rollout are left out)."""
+    selected = []
+    for pod in pods:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if labels.get(c.LABEL_KNATIVE_SERVICE) != kservice:
+            continue
+        if latest_ready_revision and labels.get(c.LABEL_KNATIVE_REVISION) != latest_ready_revision:
+            continue
+        selected.append(pod)
+    return selected
+
+
+def latest_ready_revision(ksvc: Mapping[str, Any]) -> str | None:
+    return str((ksvc.get("status") or {}).get("latestReadyRevisionName") or "") or None
+
+
+# --- what the commands show ----------------------------------------------------------------------
+
+_PHASE_ORDER: Final = (
+    Status.DEPLOYMENT_STATUS_STOPPED,
+    Status.DEPLOYMENT_STATUS_FAILED,
+    Status.DEPLOYMENT_STATUS_DEPLOYING,
+    Status.DEPLOYMENT_STATUS_PENDING,
+    Status.DEPLOYMENT_STATUS_ACTIVE,
+)
+
+
+def phase_name(value: int) -> str:
+    """``DEPLOYMENT_STATUS_ACTIVE`` -> ``ACTIVE``."""
+    return str(Status.DeploymentStatus.Name(value)).removeprefix(_STATUS_PREFIX)
+
+
+def summarize(app: app_pb.App) -> tuple[str, str]:
+    """One phase and message for an app: the most pressing of its conditions.
+
+    Stopped beats failed beats deploying beats pending beats active (a rollout in progress reads
+    DEPLOYING even while the Ready condition is still Unknown). The message is the first
+    condition's of that phase, except that a DEPLOYING app shows why it is not ready yet (its
+    first PENDING condition) when it has one. No conditions: ``UNKNOWN`` (Knative has not
+    reported yet).
+    """
+    conditions = list(app.status.conditions)
+    if not conditions:
+        return PHASE_UNKNOWN, ""
+    present = {cond.deployment_status for cond in conditions}
+    phase = next((p for p in _PHASE_ORDER if p in present), conditions[0].deployment_status)
+    chosen = next(cond for cond in conditions if cond.deployment_status == phase)
+    message = chosen.message
+    if phase == Status.DEPLOYMENT_STATUS_DEPLOYING:
+        pending = [cond for cond in conditions if cond.deployment_status == Status.DEPLOYMENT_STATUS_PENDING]
+        if pending:
+            message = pending[0].message
+    return phase_name(phase), message
+
+
+def app_key(ident: app_pb.Identifier) -> str:
+    """``project/domain/name``, the identity as Flyte writes it in ``flyte.org/app-id``."""
+    return f"{ident.project}/{ident.domain}/{ident.name}"
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One way the live app differs from what the stack renders (or an upstream hazard)."""
+
+    kind: str
+    message: str
+
+
+DRIFT_SPEC: Final = "spec"
+DRIFT_STOPPED: Final = "stopped"
+DRIFT_WOKEN: Final = "woken"
+_PUT_BACK: Final = "someone changed it through Flyte's UI; the next `pulumi up` puts the stack's version back"
+
+
+def find_drift(
+    ksvc: Mapping[str, Any],
+    *,
+    expected_sha: str | None,
+    expected_stopped: bool | None,
+    replicas: int,
+) -> list[Drift]:
+    """Compare the live KService with the stack (``None``: no stack to compare with).
+
+    Flags a different ``flyte.org/spec-sha`` or stop label (Flyte's UI updates or stops the same
+    KService), and a stopped app that has replicas: the cluster-local gateway still routes to a
+    stopped app, so in-cluster traffic can scale it up again (upstream (j)12).
+    """
+    found: list[Drift] = []
+    annotations = (ksvc.get("metadata") or {}).get("annotations") or {}
+    stopped = is_stopped(ksvc)
+    live_sha = annotations.get(c.ANNOTATION_SPEC_SHA)
+    if expected_sha is not None and live_sha != expected_sha:
+        found.append(
+            Drift(
+                DRIFT_SPEC,
+                f"live {c.ANNOTATION_SPEC_SHA} {live_sha or '<none>'} differs from the stack's "
+                f"{expected_sha}: {_PUT_BACK}",
+            )
+        )
+    if expected_stopped is not None and stopped != expected_stopped:
+        live, wanted = ("stopped", "running") if stopped else ("running", "stopped")
+        found.append(Drift(DRIFT_STOPPED, f"app is {live} but the stack has it {wanted}: {_PUT_BACK}"))
+    if stopped and replicas > 0:
+        found.append(
+            Drift(
+                DRIFT_WOKEN,
+                f"app is stopped but has {replicas} replica{'s' if replicas != 1 else ''}: in-cluster "
+                "traffic through the cluster-local gateway woke it",
+            )
+        )
+    return found
+
+
+def parse_time(value: object) -> datetime | None:
+    """An RFC 3339 ``metav1.Time`` as aware UTC; None when absent or unparsable (Go's zero time)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def _decode_spec(value: object) -> app_pb.Spec | None:
+    """Missing or undecodable ``flyte.org/spec`` -> no spec, no error (as upstream)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return decode_spec(value)
+    except (ValueError, DecodeError):
+        return None

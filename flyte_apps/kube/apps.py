@@ -1,0 +1,343 @@
+"""Flyte's app reads against the Kubernetes API: Get, List, replica count and replicas ((c)9, 13, 14).
+
+Everything goes through ``flyte_apps.kube.client`` (retries, error rewriting); the mapping from
+Kubernetes objects to Flyte messages is the pure ``flyte_apps.core.status``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from flyteidl2.app import app_definition_pb2 as app_pb
+from flyteidl2.app import replica_definition_pb2 as replica_pb
+from kubernetes import client as k8s
+
+from flyte_apps.core import constants as c
+from flyte_apps.core.config.models import AppId, PlatformConfig
+from flyte_apps.core.naming import kservice_name
+from flyte_apps.core.status import (
+    AppConversionError,
+    kservice_to_app,
+    latest_ready_revision,
+    pod_to_replica,
+    replica_pods,
+)
+from flyte_apps.kube.client import (
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_RETRY,
+    KubeError,
+    KubeNotFound,
+    KubeOperation,
+    RetryPolicy,
+    call,
+    custom_resource,
+    get_knative_object,
+    list_pods,
+)
+
+log = logging.getLogger(__name__)
+
+KSERVICES = custom_resource(c.KNATIVE_GROUP, c.KSERVICE_PLURAL)
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    """The platform settings an app read depends on (where apps live, how public URLs look)."""
+
+    namespace: str = "flyte"
+    base_domain: str = ""
+    scheme: str = "https"
+    ingress_apps_port: int = 0
+
+    @classmethod
+    def from_platform(cls, platform: PlatformConfig) -> AppSettings:
+        settings = platform.settings
+        return cls(
+            namespace=settings.namespace,
+            base_domain=settings.base_domain,
+            scheme=settings.scheme,
+            ingress_apps_port=settings.ingress_apps_port,
+        )
+
+
+@dataclass(frozen=True)
+class AppSnapshot:
+    """One app as ``status`` shows it: the Flyte app, its replicas, and the live KService."""
+
+    app: app_pb.App
+    replicas: tuple[replica_pb.Replica, ...]
+    kservice: Mapping[str, Any]
+
+
+def identifier(app_id: AppId) -> app_pb.Identifier:
+    return app_pb.Identifier(org=app_id.org, project=app_id.project, domain=app_id.domain, name=app_id.name)
+
+
+def kservice_name_of(app_id: AppId) -> str:
+    return kservice_name(project=app_id.project, domain=app_id.domain, name=app_id.name)
+
+
+# --- KServices -----------------------------------------------------------------------------------
+
+
+def get_kservice(
+    api: k8s.ApiClient, namespace: str, app_id: AppId, *, retry: RetryPolicy = DEFAULT_RETRY
+) -> dict[str, Any]:
+    """The app's KService; :class:`KubeNotFound` naming the app and the KService."""
+    name = kservice_name_of(app_id)
+    try:
+        return get_knative_object(
+            api,
+            plural=c.KSERVICE_PLURAL,
+            namespace=namespace,
+            name=name,
+            retry=retry,
+        )
+    except KubeNotFound as exc:
+        msg = f"app {app_id} not found: KService {namespace}/{name} does not exist"
+        raise KubeNotFound(msg, status=exc.status) from exc
+
+
+def list_kservices_page(
+    api: k8s.ApiClient,
+    namespace: str,
+    *,
+    label_selector: str | None,
+    limit: int = 0,
+    token: str = "",
+    retry: RetryPolicy = DEFAULT_RETRY,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+) -> tuple[list[dict[str, Any]], str, str]:
+    """One LIST call: ``(items, continue token, list resourceVersion)``."""
+    page = call(
+        k8s.CustomObjectsApi(api).list_namespaced_custom_object,
+        c.KNATIVE_GROUP,
+        c.KNATIVE_VERSION,
+        namespace,
+        c.KSERVICE_PLURAL,
+        label_selector=label_selector,
+        limit=limit if limit > 0 else None,
+        _continue=token or None,
+        _request_timeout=request_timeout,
+        op=KubeOperation("list", KSERVICES, namespace),
+        retry=retry,
+        host=str(api.configuration.host),
+    )
+    data = cast(dict[str, Any], page)
+    metadata = data.get("metadata") or {}
+    return (
+        list(data.get("items") or []),
+        str(metadata.get("continue") or ""),
+        str(metadata.get("resourceVersion") or ""),
+    )
+
+
+def list_kservices(
+    api: k8s.ApiClient,
+    namespace: str,
+    *,
+    label_selector: str | None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> tuple[list[dict[str, Any]], str]:
+    """Every matching KService (following ``continue``) and the first page's resourceVersion,
+    from which a watch sees everything that happened after this list."""
+    items, token, version = list_kservices_page(
+        api, namespace, label_selector=label_selector, limit=page_size, retry=retry
+    )
+    while token:
+        more, token, _ = list_kservices_page(
+            api, namespace, label_selector=label_selector, limit=page_size, token=token, retry=retry
+        )
+        items.extend(more)
+    return items, version
+
+
+def app_selector(project: str = "", domain: str = "") -> str:
+    """Flyte's List selector: managed apps, narrowed to a project and/or domain ((c)13)."""
+    selector = [f"{c.LABEL_APP_MANAGED}={c.TRUE}"]
+    if project:
+        selector.append(f"{c.LABEL_PROJECT}={project}")
+    if domain:
+        selector.append(f"{c.LABEL_DOMAIN}={domain}")
+    return ",".join(selector)
+
+
+# --- apps ----------------------------------------------------------------------------------------
+
+
+def to_app(
+    api: k8s.ApiClient,
+    settings: AppSettings,
+    ksvc: Mapping[str, Any],
+    *,
+    now: datetime | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> app_pb.App:
+    """``kservice_to_app`` with the replica count read from the latest ready Revision."""
+    return kservice_to_app(
+        ksvc,
+        base_domain=settings.base_domain,
+        scheme=settings.scheme,
+        ingress_apps_port=settings.ingress_apps_port,
+        current_replicas=current_replicas(api, settings.namespace, ksvc, retry=retry),
+        now=now or datetime.now(UTC),
+    )
+
+
+def get_app(
+    api: k8s.ApiClient,
+    settings: AppSettings,
+    app_id: AppId,
+    *,
+    now: datetime | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> app_pb.App:
+    """Flyte's ``GetApp``: :class:`KubeNotFound` if the KService is missing,
+    ``AppConversionError`` if it is not a readable Flyte app."""
+    ksvc = get_kservice(api, settings.namespace, app_id, retry=retry)
+    return to_app(api, settings, ksvc, now=now, retry=retry)
+
+
+def list_apps(
+    api: k8s.ApiClient,
+    settings: AppSettings,
+    *,
+    project: str = "",
+    domain: str = "",
+    limit: int = 0,
+    token: str = "",
+    now: datetime | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> tuple[list[app_pb.App], str]:
+    """Flyte's ``List``: one page (``limit`` 0 = everything), and the next page's token ("" at
+    the end). KServices that are not readable apps are skipped with a warning, so a page can hold
+    fewer than ``limit`` apps."""
+    items, next_token, _ = list_kservices_page(
+        api,
+        settings.namespace,
+        label_selector=app_selector(project, domain),
+        limit=limit,
+        token=token,
+        retry=retry,
+    )
+    apps = []
+    for ksvc in items:
+        try:
+            apps.append(to_app(api, settings, ksvc, now=now, retry=retry))
+        except AppConversionError as exc:
+            log.warning("skipping KService: %s", exc)
+    return apps, next_token
+
+
+def current_replicas(
+    api: k8s.ApiClient, namespace: str, ksvc: Mapping[str, Any], *, retry: RetryPolicy = DEFAULT_RETRY
+) -> int:
+    """``status.actualReplicas`` of the latest ready Revision; 0 without one or on any error."""
+    revision = latest_ready_revision(ksvc)
+    if revision is None:
+        return 0
+    try:
+        obj = get_knative_object(
+            api,
+            plural=c.REVISION_PLURAL,
+            namespace=namespace,
+            name=revision,
+            retry=retry,
+        )
+    except KubeError as exc:
+        log.debug("replica count of revision %s unavailable: %s", revision, exc)
+        return 0
+    value = (obj.get("status") or {}).get("actualReplicas")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+# --- replicas ------------------------------------------------------------------------------------
+
+
+def _pod_dicts(api: k8s.ApiClient, namespace: str, selector: str, retry: RetryPolicy) -> list[dict[str, Any]]:
+    pods = list_pods(api, namespace=namespace, label_selector=selector, retry=retry)
+    serialize = cast(Callable[[Any], dict[str, Any]], api.sanitize_for_serialization)
+    return [serialize(pod) for pod in pods]
+
+
+def list_replicas(
+    api: k8s.ApiClient, namespace: str, app_id: AppId, *, retry: RetryPolicy = DEFAULT_RETRY
+) -> list[replica_pb.Replica]:
+    """Flyte's ``GetReplicas``: the service's pods, only the latest ready revision's once there is
+    one; a missing KService selects on the service name alone, as upstream does."""
+    name = kservice_name_of(app_id)
+    selector = f"{c.LABEL_KNATIVE_SERVICE}={name}"
+    try:
+        ksvc = get_kservice(api, namespace, app_id, retry=retry)
+    except KubeNotFound:
+        ksvc = None
+    revision = latest_ready_revision(ksvc) if ksvc is not None else None
+    if revision is not None:
+        selector += f",{c.LABEL_KNATIVE_REVISION}={revision}"
+    ident = identifier(app_id)
+    return [pod_to_replica(pod, ident) for pod in _pod_dicts(api, namespace, selector, retry)]
+
+
+# --- snapshots for `flyte-apps status` -------------------------------------------------------
+
+
+def snapshot_app(
+    api: k8s.ApiClient,
+    settings: AppSettings,
+    app_id: AppId,
+    *,
+    now: datetime | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> AppSnapshot:
+    """One app with its replicas (three reads: KService, Revision, pods)."""
+    ksvc = get_kservice(api, settings.namespace, app_id, retry=retry)
+    app = to_app(api, settings, ksvc, now=now, retry=retry)
+    name = kservice_name_of(app_id)
+    pods = _pod_dicts(api, settings.namespace, f"{c.LABEL_KNATIVE_SERVICE}={name}", retry)
+    return AppSnapshot(app=app, replicas=_replicas(app, ksvc, pods), kservice=ksvc)
+
+
+def snapshot_apps(
+    api: k8s.ApiClient,
+    settings: AppSettings,
+    *,
+    project: str = "",
+    domain: str = "",
+    now: datetime | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> list[AppSnapshot]:
+    """Every app (filtered by project/domain) with its replicas, sorted by identity.
+
+    One pod LIST serves all apps (pods grouped by Knative's service label) instead of one per app.
+    """
+    items, _ = list_kservices(
+        api, settings.namespace, label_selector=app_selector(project, domain), retry=retry
+    )
+    pods = _pod_dicts(api, settings.namespace, c.LABEL_KNATIVE_SERVICE, retry) if items else []
+    snapshots = []
+    for ksvc in items:
+        try:
+            app = to_app(api, settings, ksvc, now=now, retry=retry)
+        except AppConversionError as exc:
+            log.warning("skipping KService: %s", exc)
+            continue
+        snapshots.append(AppSnapshot(app=app, replicas=_replicas(app, ksvc, pods), kservice=ksvc))
+    return sorted(snapshots, key=lambda s: _sort_key(s.app.metadata.id))
+
+
+def _replicas(
+    app: app_pb.App, ksvc: Mapping[str, Any], pods: list[dict[str, Any]]
+) -> tuple[replica_pb.Replica, ...]:
+    name = str((ksvc.get("metadata") or {}).get("name") or "")
+    selected = replica_pods(pods, kservice=name, latest_ready_revision=latest_ready_revision(ksvc))
+    return tuple(pod_to_replica(pod, app.metadata.id) for pod in selected)
+
+
+def _sort_key(ident: app_pb.Identifier) -> tuple[str, str, str]:
+    return (ident.project, ident.domain, ident.name)

@@ -1,0 +1,183 @@
+"""Delete the old revisions of a stopped app once Knative has made the stop revision ready.
+
+Stopping an app patches its KService so Knative creates a new, scaled-to-zero "stop"
+revision; the previous revisions keep running pods until someone deletes them.  Flyte's
+upstream Go code deletes ``status.latestReadyRevisionName`` right after patching, but at that
+moment Knative may already have reconciled, so that name can be the *new* stop revision and
+the old one survives.  This module waits until Knative has observed the patched generation and
+the stop revision is both the latest created and the latest ready one, and only then deletes
+every *other* revision that still has pods.  It never deletes the stop revision, and it never
+waits longer than its bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client as k8s
+
+from flyte_apps.core.constants import (
+    KNATIVE_GROUP,
+    KNATIVE_VERSION,
+    KSERVICE_PLURAL,
+    LABEL_KNATIVE_REVISION,
+    LABEL_KNATIVE_SERVICE,
+    REVISION_PLURAL,
+)
+from flyte_apps.kube.client import (
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_RETRY,
+    KubeError,
+    KubeNotFound,
+    RetryPolicy,
+    delete_custom_object,
+    get_knative_object,
+    list_pods,
+)
+
+_MIN_REQUEST_TIMEOUT = 1.0
+"""Seconds; even near the deadline a request gets this long, so it can still answer."""
+
+
+class ReaperTimeout(KubeError):
+    """Knative did not make the stop revision ready within the bound."""
+
+
+@dataclass(frozen=True)
+class ReapResult:
+    """What the reaper did: revisions it deleted (sorted) and the stop revision it kept."""
+
+    deleted: tuple[str, ...]
+    stop_revision: str | None
+
+
+@dataclass(frozen=True)
+class _Observed:
+    """The parts of a KService's status that say whether Knative has settled."""
+
+    generation: int | None
+    observed_generation: int | None
+    latest_created: str | None
+    latest_ready: str | None
+
+    @classmethod
+    def of(cls, kservice: Mapping[str, Any]) -> _Observed:
+        metadata = kservice.get("metadata") or {}
+        status = kservice.get("status") or {}
+        return cls(
+            generation=_int_or_none(metadata.get("generation")),
+            observed_generation=_int_or_none(status.get("observedGeneration")),
+            latest_created=status.get("latestCreatedRevisionName") or None,
+            latest_ready=status.get("latestReadyRevisionName") or None,
+        )
+
+    @property
+    def stop_revision(self) -> str | None:
+        """The stop revision, once Knative has reconciled the current spec and it is ready."""
+        settled = (
+            self.generation is not None
+            and self.observed_generation == self.generation
+            and self.latest_created is not None
+            and self.latest_ready == self.latest_created
+        )
+        return self.latest_ready if settled else None
+
+    def describe(self) -> str:
+        return (
+            f"generation {_show(self.generation)}, observedGeneration {_show(self.observed_generation)}, "
+            f"latestCreatedRevisionName {_show(self.latest_created)}, "
+            f"latestReadyRevisionName {_show(self.latest_ready)}"
+        )
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _show(value: object) -> str:
+    return "<none>" if value is None else str(value)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"
+
+
+def reap_stopped_revisions(
+    api: k8s.ApiClient,
+    *,
+    namespace: str,
+    kservice: str,
+    timeout_seconds: float,
+    poll_interval: float = 1.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> ReapResult:
+    """Wait (at most ``timeout_seconds``) for the stop revision, then delete older live ones.
+
+    A missing KService is success with nothing deleted.  Revisions are "live" when pods carry
+    their ``serving.knative.dev/revision`` label; revisions without pods are left to Knative's
+    own garbage collection.  A revision that vanishes before we delete it counts as done but is
+    not reported in ``deleted``.  Raises :class:`ReaperTimeout` if Knative does not settle in
+    time, and :class:`KubeError` (e.g. :class:`KubeForbidden`) for API failures.
+    """
+    deadline = clock() + timeout_seconds
+
+    def request_timeout() -> float:
+        """Keep polling requests near the deadline from overrunning it by much."""
+        return max(_MIN_REQUEST_TIMEOUT, min(DEFAULT_REQUEST_TIMEOUT, deadline - clock()))
+
+    while True:
+        try:
+            kservice_object = get_knative_object(
+                api,
+                plural=KSERVICE_PLURAL,
+                namespace=namespace,
+                name=kservice,
+                retry=retry,
+                request_timeout=request_timeout(),
+            )
+        except KubeNotFound:
+            return ReapResult(deleted=(), stop_revision=None)
+        observed = _Observed.of(kservice_object)
+        stop_revision = observed.stop_revision
+        if stop_revision is not None:
+            break
+        remaining = deadline - clock()
+        if remaining <= 0:
+            msg = (
+                f"timed out after {_seconds(timeout_seconds)} waiting for Knative to make the stop "
+                f"revision of KService {namespace}/{kservice} ready: {observed.describe()}; the stopped "
+                "KService is applied, run `pulumi up` again to delete the old revisions"
+            )
+            raise ReaperTimeout(msg)
+        sleep(min(poll_interval, remaining))
+
+    pods = list_pods(
+        api,
+        namespace=namespace,
+        label_selector=f"{LABEL_KNATIVE_SERVICE}={kservice}",
+        retry=retry,
+    )
+    live: set[str] = set()
+    for pod in pods:
+        labels = (pod.metadata.labels if pod.metadata is not None else None) or {}
+        if labels.get(LABEL_KNATIVE_REVISION):
+            live.add(labels[LABEL_KNATIVE_REVISION])
+    deleted = [
+        revision
+        for revision in sorted(live - {stop_revision})
+        if delete_custom_object(
+            api,
+            group=KNATIVE_GROUP,
+            version=KNATIVE_VERSION,
+            plural=REVISION_PLURAL,
+            namespace=namespace,
+            name=revision,
+            retry=retry,
+        )
+    ]
+    return ReapResult(deleted=tuple(deleted), stop_revision=stop_revision)

@@ -1,0 +1,320 @@
+"""`flyte-apps status` and `flyte-apps watch` end to end: real client, fake API server, exit codes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+import yaml
+from flyteidl2.app import app_definition_pb2 as app_pb
+from flyteidl2.app import replica_definition_pb2 as replica_pb
+from flyteidl2.app.app_payload_pb2 import WatchResponse
+from google.protobuf.json_format import ParseDict
+from typer.testing import CliRunner, Result
+
+from flyte_apps.cli import status as status_command
+from flyte_apps.cli import watch as watch_command
+from flyte_apps.core import constants as c
+from flyte_apps.core.plan import plan_stack
+from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
+from tests.fakes.kube_semantics import KSERVICES, REVISIONS
+from tests.support.config import minimal_config
+
+NS = "flyte"
+BASE_DOMAIN = "apps.example.com"
+
+
+def cli() -> typer.Typer:
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _root() -> None:
+        """flyte-apps (test build)."""
+
+    status_command.register(app)
+    watch_command.register(app)
+    return app
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli(), list(args))
+
+
+def cluster(server: FakeKubeApi) -> list[str]:
+    assert server.kubeconfig_path is not None
+    return ["--kubeconfig", str(server.kubeconfig_path), "--base-domain", BASE_DOMAIN]
+
+
+def config_for(*apps: dict[str, Any]) -> dict[str, Any]:
+    raw = minimal_config()
+    raw["flyte-apps:apps"] = [{"name": "myapp", "container": {"image": "nginx:1.27"}, **app} for app in apps]
+    raw["flyte-apps:platform"] = {"baseDomain": BASE_DOMAIN}
+    return raw
+
+
+def deploy(server: FakeKubeApi, **app: Any) -> str:
+    """Create the KService the stack renders for one app (default proj/dev/myapp); its name."""
+    manifest = copy.deepcopy(plan_stack(minimal_config(**app)).apps[0].kservice)
+    server.create(KSERVICES, manifest, NS)
+    return str(manifest["metadata"]["name"])
+
+
+def running(server: FakeKubeApi, name: str, *, pods: int = 1) -> None:
+    """Knative reconciled it: a ready revision with ``pods`` serving pods."""
+    revision = server.reconcile_kservice(NS, name)
+    server.patch(REVISIONS, NS, revision, {"status": {"actualReplicas": pods}}, status=True)
+    server.add_revision_pods(NS, name, revision, count=pods)
+
+
+def write_stack(tmp_path: Path, raw: dict[str, Any]) -> list[str]:
+    path = tmp_path / "Pulumi.test.yaml"
+    path.write_text(yaml.safe_dump({"config": raw}), encoding="utf-8")
+    return ["--config", str(path), "--project-dir", str(tmp_path)]
+
+
+@contextmanager
+def later(seconds: float, action: Callable[[], object]) -> Iterator[None]:
+    timer = threading.Timer(seconds, action)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+@pytest.fixture
+def closed_port_kubeconfig(tmp_path: Path) -> Path:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "users": [{"name": "u", "user": {"token": FAKE_TOKEN}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path = tmp_path / "closed-kubeconfig"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+# --- status ----------------------------------------------------------------------------------------
+
+
+def test_status_table_shows_phase_replicas_url_age_and_message(kube_server: FakeKubeApi) -> None:
+    running(kube_server, deploy(kube_server), pods=2)
+    deploy(kube_server, name="stopped-one", stopped=True)
+    result = run("status", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    header, *rows = result.stdout.splitlines()
+    assert header.split() == ["APP", "PHASE", "REPLICAS", "URL", "AGE", "MESSAGE"]
+    app, phase, replicas, url, age = rows[0].split()[:5]
+    assert (app, phase, replicas, url) == (
+        "proj/dev/myapp",
+        "ACTIVE",
+        "2",
+        f"https://myapp-proj-dev.{BASE_DOMAIN}",
+    )
+    assert age in ("0s", "1s", "2s")
+    assert rows[0].endswith("  Service is ready")
+    assert rows[1].split()[:4] == [
+        "proj/dev/stopped-one",
+        "STOPPED",
+        "0",
+        f"https://stopped-one-proj-dev.{BASE_DOMAIN}",
+    ]
+    assert rows[1].endswith("App scaled to zero")
+
+
+def test_status_json_parses_back_into_apps_and_replicas(kube_server: FakeKubeApi) -> None:
+    running(kube_server, deploy(kube_server), pods=2)
+    result = run("status", "myapp", "-o", "json", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    (entry,) = json.loads(result.stdout)
+    app = ParseDict(entry["app"], app_pb.App())
+    replicas = [ParseDict(item, replica_pb.Replica()) for item in entry["replicas"]]
+    assert app.metadata.id == app_pb.Identifier(org="flyte", project="proj", domain="dev", name="myapp")
+    assert app.status.current_replicas == 2
+    assert app.status.ingress.public_url == f"https://myapp-proj-dev.{BASE_DOMAIN}"
+    assert [r.status.deployment_status for r in replicas] == ["ACTIVE", "ACTIVE"]
+    assert all(r.metadata.id.app_id == app.metadata.id for r in replicas)
+    assert "drift" not in entry
+
+
+def test_status_filters_by_project_and_domain(kube_server: FakeKubeApi) -> None:
+    deploy(kube_server)
+    deploy(kube_server, project="other")
+    result = run("status", "-p", "other", "-o", "json", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    assert [entry["app"]["metadata"]["id"]["project"] for entry in json.loads(result.stdout)] == ["other"]
+
+
+def test_status_flags_spec_and_stop_drift_from_the_stack(kube_server: FakeKubeApi, tmp_path: Path) -> None:
+    name = deploy(kube_server)
+    deploy(kube_server, name="second")
+    annotations = {c.ANNOTATION_SPEC_SHA: "0123456789abcdef"}
+    kube_server.patch(
+        KSERVICES, NS, name, {"metadata": {"annotations": annotations}}
+    )  # changed in Flyte's UI
+    stack = write_stack(tmp_path, config_for({}, {"name": "second", "stopped": True}, {"name": "third"}))
+    assert kube_server.kubeconfig_path is not None
+    result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path))
+    assert result.exit_code == 0, result.stderr
+    drift = result.stdout.split("drift:\n", 1)[1].splitlines()
+    assert drift[0].startswith(
+        "  proj/dev/myapp: live flyte.org/spec-sha 0123456789abcdef differs from the stack's "
+    )
+    assert drift[0].endswith(
+        "someone changed it through Flyte's UI; the next `pulumi up` puts the stack's version back"
+    )
+    assert drift[1].startswith("  proj/dev/second: app is running but the stack has it stopped")
+    assert (
+        drift[2] == "  proj/dev/third: in the stack but not in the cluster: the next `pulumi up` creates it"
+    )
+
+    as_json = run("status", *stack, "-o", "json", "--kubeconfig", str(kube_server.kubeconfig_path))
+    assert [[d["kind"] for d in e.get("drift", [])] for e in json.loads(as_json.stdout)] == [
+        ["spec"],
+        ["stopped"],
+    ]
+
+
+def test_status_flags_a_stopped_app_that_has_replicas(kube_server: FakeKubeApi) -> None:
+    running(kube_server, deploy(kube_server, stopped=True), pods=1)  # in-cluster traffic woke it
+    result = run("status", "myapp", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    assert "proj/dev/myapp: app is stopped but has 1 replica: in-cluster traffic" in result.stdout
+
+
+def test_status_of_an_ambiguous_name_exits_2_listing_the_apps(kube_server: FakeKubeApi) -> None:
+    deploy(kube_server)
+    deploy(kube_server, project="other")
+    result = run("status", "myapp", *cluster(kube_server))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: app name 'myapp' matches several apps: other/dev/myapp, proj/dev/myapp; "
+        "pass --project and --domain\n"
+    )
+
+
+def test_status_of_a_missing_app_exits_1(kube_server: FakeKubeApi) -> None:
+    result = run("status", "nope", *cluster(kube_server))
+    assert result.exit_code == 1
+    assert result.stderr == "error: app 'nope' not found in namespace flyte\n"
+    result = run("status", "myapp", "-p", "proj", "-d", "dev", *cluster(kube_server))
+    assert result.exit_code == 1
+    assert (
+        result.stderr == "error: app proj/dev/myapp not found: KService flyte/myapp-proj-dev does not exist\n"
+    )
+
+
+def test_status_with_no_apps_says_so_and_succeeds(kube_server: FakeKubeApi) -> None:
+    result = run("status", *cluster(kube_server))
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert result.stderr == "no apps found in namespace flyte\n"
+
+
+def test_status_against_an_unreachable_cluster_exits_3_with_one_line(closed_port_kubeconfig: Path) -> None:
+    result = run("status", "--kubeconfig", str(closed_port_kubeconfig))
+    assert result.exit_code == 3
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: cannot reach the Kubernetes API at http://127.0.0.1:")
+    assert FAKE_TOKEN not in result.stderr
+    assert result.stdout == ""
+
+
+def test_status_with_a_bad_stack_config_exits_2(tmp_path: Path) -> None:
+    result = run("status", *write_stack(tmp_path, {"flyte-apps:apps": [{"name": "x"}]}))
+    assert result.exit_code == 2
+    assert "error: flyte-apps:apps[0].container: is required" in result.stderr
+
+
+# --- watch ----------------------------------------------------------------------------------------
+
+
+def test_watch_json_lines_parse_back_into_watch_responses(kube_server: FakeKubeApi) -> None:
+    name = deploy(kube_server)
+    deploy(kube_server, project="other")
+    args = ("watch", "-o", "json", "--max-events", "3", "--timeout", "10", *cluster(kube_server))
+    with later(0.3, lambda: kube_server.reconcile_kservice(NS, name)):
+        result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    events = [ParseDict(json.loads(line), WatchResponse()) for line in result.stdout.splitlines()]
+    assert [e.WhichOneof("event") for e in events] == ["create_event", "create_event", "update_event"]
+    assert [e.create_event.app.metadata.id.project for e in events[:2]] == ["other", "proj"]
+    assert events[2].update_event.updated_app.status.conditions[0].message == "Service is ready"
+    assert not events[2].update_event.old_app.status.conditions
+
+
+def test_watch_text_prints_one_line_per_event_with_phase_changes(kube_server: FakeKubeApi) -> None:
+    name = deploy(kube_server)
+    with later(0.3, lambda: kube_server.reconcile_kservice(NS, name)):
+        result = run("watch", "myapp", "--max-events", "2", "--timeout", "10", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    first, second = result.stdout.splitlines()
+    assert first.split()[1:] == [
+        "CREATED",
+        "proj/dev/myapp",
+        "UNKNOWN",
+        "replicas",
+        "0",
+        f"https://myapp-proj-dev.{BASE_DOMAIN}",
+    ]
+    assert second.split()[1:5] == ["UPDATED", "proj/dev/myapp", "UNKNOWN", "->"]
+    assert second.endswith("ACTIVE  replicas 0  https://myapp-proj-dev.apps.example.com  Service is ready")
+
+
+def test_watch_of_one_app_ignores_namesakes_in_other_projects(kube_server: FakeKubeApi) -> None:
+    deploy(kube_server)
+    other = deploy(kube_server, project="other")
+    with later(0.3, lambda: kube_server.reconcile_kservice(NS, other)):
+        result = run("watch", "myapp", "-p", "proj", "-d", "dev", "--timeout", "1", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    assert [line.split()[2] for line in result.stdout.splitlines()] == ["proj/dev/myapp"]
+
+
+def test_watch_waits_for_an_app_that_does_not_exist_yet(kube_server: FakeKubeApi) -> None:
+    with later(0.3, lambda: deploy(kube_server, name="later", project="other")):
+        result = run("watch", "later", "--max-events", "1", "--timeout", "10", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == "app 'later' not found yet; waiting for */*/later in namespace flyte\n"
+    assert result.stdout.split()[1:3] == ["CREATED", "other/dev/later"]
+
+
+def test_watch_of_an_ambiguous_name_exits_2(kube_server: FakeKubeApi) -> None:
+    deploy(kube_server)
+    deploy(kube_server, project="other")
+    result = run("watch", "myapp", "--timeout", "1", *cluster(kube_server))
+    assert result.exit_code == 2
+    assert "matches several apps: other/dev/myapp, proj/dev/myapp" in result.stderr
+
+
+def test_watch_ends_on_ctrl_c_with_exit_130_and_no_traceback(
+    kube_server: FakeKubeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(watch_command, "stream", interrupted)
+    result = run("watch", *cluster(kube_server))
+    assert result.exit_code == 130
+    assert "Traceback" not in result.stderr + result.stdout
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_watch_against_an_unreachable_cluster_exits_3_with_one_line(closed_port_kubeconfig: Path) -> None:
+    result = run("watch", "--timeout", "1", "--kubeconfig", str(closed_port_kubeconfig))
+    assert result.exit_code == 3
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: cannot reach the Kubernetes API at http://127.0.0.1:")

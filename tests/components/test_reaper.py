@@ -1,0 +1,138 @@
+"""The RevisionReaper dynamic resource: registered only for stopped apps, offline in preview,
+leak-free when pickled, and doing the real work through the provider against the fake API server."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi.dynamic import ConfigureRequest
+from pulumi.dynamic.config import Config
+from pulumi.dynamic.dynamic import serialize_provider
+
+from components.reaper import RevisionReaperProvider
+from flyte_apps.core import constants as c
+from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
+from tests.fakes.kube_semantics import KSERVICES, REVISIONS
+from tests.support.config import minimal_config
+from tests.support.pulumi_harness import install, run_program
+
+NAMESPACE = "flyte"
+KSVC = "myapp-proj-dev"
+
+
+def two_apps(*, stopped: bool) -> dict[str, Any]:
+    config = minimal_config(stopped=stopped)
+    config["flyte-apps:apps"].append({"name": "other", "container": {"image": "nginx:1.27"}})
+    return config
+
+
+def reaper_inputs(config: dict[str, Any]) -> list[dict[str, Any]]:
+    mocks, _ = install(config)
+    run_program()
+    return [r.inputs for r in mocks.of_type(c.TYPE_REVISION_REAPER)]
+
+
+def test_stopped_apps_get_exactly_one_reaper_and_running_apps_none() -> None:
+    (inputs,) = reaper_inputs(two_apps(stopped=True))
+    assert inputs["kservice_name"] == KSVC
+    assert inputs["namespace"] == NAMESPACE
+    assert inputs["timeout_seconds"] == 30
+    assert reaper_inputs(two_apps(stopped=False)) == []
+
+
+def test_reaper_depends_on_the_kservice_and_uses_the_platform_timeout() -> None:
+    config = minimal_config(stopped=True)
+    config["flyte-apps:platform"] = {"reaperTimeout": "2m"}
+    mocks, _ = install(config)
+    run_program()
+    (reaper,) = mocks.of_type(c.TYPE_REVISION_REAPER)
+    assert reaper.inputs["timeout_seconds"] == 120
+    assert reaper.provider is None or "kubernetes" not in reaper.provider
+
+
+def test_render_mode_registers_no_reaper() -> None:
+    config = minimal_config(stopped=True)
+    config["flyte-apps:platform"] = {"renderYamlToDirectory": "rendered"}
+    assert reaper_inputs(config) == []
+
+
+def test_unchanged_stopped_stack_changes_nothing() -> None:
+    first = reaper_inputs(minimal_config(stopped=True))
+    second = reaper_inputs(minimal_config(stopped=True))
+    assert first == second
+    diff = RevisionReaperProvider().diff("flyte/" + KSVC, first[0], second[0])
+    assert diff.changes is False
+    assert diff.replaces == []
+
+
+def test_new_stopped_spec_updates_and_other_kservice_replaces() -> None:
+    (old,) = reaper_inputs(minimal_config(stopped=True))
+    (new,) = reaper_inputs(minimal_config(stopped=True, container={"image": "nginx:1.28"}))
+    diff = RevisionReaperProvider().diff("id", old, new)
+    assert diff.changes is True
+    assert diff.replaces == []
+    moved = {**new, "namespace": "elsewhere"}
+    assert RevisionReaperProvider().diff("id", new, moved).replaces == ["namespace"]
+
+
+def test_pickled_provider_holds_no_credentials(kube_server: FakeKubeApi) -> None:
+    provider = RevisionReaperProvider()
+    kubeconfig = json.dumps(kube_server.kubeconfig_dict())
+    provider.configure(ConfigureRequest(Config({c.CONFIG_KUBECONFIG: kubeconfig}, "flyte-apps")))
+    data = base64.b64decode(serialize_provider(provider))
+    assert FAKE_TOKEN.encode() not in data
+    assert kube_server.url.encode() not in data
+
+
+def configured_provider(kubeconfig: Path) -> RevisionReaperProvider:
+    provider = RevisionReaperProvider()
+    provider.configure(
+        ConfigureRequest(
+            Config({c.CONFIG_KUBECONFIG: str(kubeconfig), c.CONFIG_KUBE_CONTEXT: "fake"}, "flyte-apps")
+        )
+    )
+    return provider
+
+
+def props(timeout: float = 5) -> dict[str, Any]:
+    return {"namespace": NAMESPACE, "kservice_name": KSVC, "spec_sha": "abc", "timeout_seconds": timeout}
+
+
+def test_provider_create_deletes_the_old_revision_through_the_stack_kubeconfig(
+    kube_server: FakeKubeApi,
+) -> None:
+    assert kube_server.kubeconfig_path is not None
+    kube_server.add_kservice(NAMESPACE, KSVC)
+    running = kube_server.reconcile_kservice(NAMESPACE, KSVC)
+    kube_server.add_revision_pods(NAMESPACE, KSVC, running, count=2)
+    kube_server.patch(
+        KSERVICES, NAMESPACE, KSVC, {"spec": {"template": {"metadata": {"annotations": {"x": "0"}}}}}
+    )
+    stop = kube_server.reconcile_kservice(NAMESPACE, KSVC)
+
+    result = configured_provider(kube_server.kubeconfig_path).create(props())
+
+    assert result.id == f"{NAMESPACE}/{KSVC}"
+    assert result.outs is not None
+    assert result.outs["deleted_revisions"] == [running]
+    assert result.outs["stop_revision"] == stop
+    assert kube_server.names(REVISIONS, NAMESPACE) == [stop]
+
+
+def test_provider_create_of_missing_kservice_succeeds(kube_server: FakeKubeApi) -> None:
+    assert kube_server.kubeconfig_path is not None
+    result = configured_provider(kube_server.kubeconfig_path).create(props())
+    assert result.outs is not None
+    assert result.outs["deleted_revisions"] == []
+
+
+def test_provider_fails_clearly_when_knative_never_settles(kube_server: FakeKubeApi) -> None:
+    assert kube_server.kubeconfig_path is not None
+    kube_server.add_kservice(NAMESPACE, KSVC)
+    kube_server.reconcile_kservice(NAMESPACE, KSVC, ready=False)
+    with pytest.raises(Exception, match=r"timed out after 0\.5s waiting for Knative"):
+        configured_provider(kube_server.kubeconfig_path).create(props(timeout=0.5))

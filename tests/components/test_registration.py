@@ -1,0 +1,83 @@
+"""Every Pulumi component ends its constructor with exactly one ``register_outputs`` (STYLE.md 4):
+without it the component never completes in the engine's view and its outputs are not recorded."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.support.config import REPO_ROOT
+
+COMPONENTS = REPO_ROOT / "components"
+STATE_COMPATIBILITY = COMPONENTS / "resources"
+"""Re-exports for Pulumi state written by 0.1.0; they define nothing."""
+
+
+def pulumi_modules() -> list[Path]:
+    return sorted(
+        path
+        for path in COMPONENTS.rglob("*.py")
+        if path.name != "__init__.py" and STATE_COMPATIBILITY not in path.parents
+    )
+
+
+def imported_modules(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize("path", pulumi_modules(), ids=lambda path: path.name)
+def test_every_module_of_the_pulumi_layer_imports_pulumi(path: Path) -> None:
+    """``components/`` is the Pulumi layer and nothing else: a module that needs no Pulumi belongs in
+    the library package ``flyte_apps``."""
+    assert any(name == "pulumi" or name.startswith("pulumi.") for name in imported_modules(path)), path
+
+
+def test_the_pulumi_layer_has_its_modules() -> None:
+    assert [path.name for path in pulumi_modules()] == [
+        "app.py",
+        "knative.py",
+        "manager.py",
+        "program.py",
+        "reaper.py",
+    ]
+
+
+def component_classes() -> list[tuple[Path, ast.ClassDef]]:
+    found = []
+    for path in pulumi_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(base, ast.Attribute) and base.attr == "ComponentResource" for base in node.bases
+            ):
+                found.append((path, node))
+    return found
+
+
+def test_resources_define_components() -> None:
+    names = sorted(node.name for _, node in component_classes())
+    assert names == ["FlyteApp", "FlyteManager"]
+
+
+@pytest.mark.parametrize(("path", "cls"), component_classes(), ids=lambda item: getattr(item, "name", ""))
+def test_component_constructor_ends_with_one_register_outputs(path: Path, cls: ast.ClassDef) -> None:
+    (init,) = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+    calls = [
+        node
+        for node in ast.walk(init)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "register_outputs"
+    ]
+    assert len(calls) == 1, f"{path.name}:{cls.name} calls register_outputs {len(calls)} times"
+    last = init.body[-1]
+    assert isinstance(last, ast.Expr) and last.value is calls[0], f"{path.name}:{cls.name} must end with it"
+    assert isinstance(calls[0].args[0], ast.Dict) and calls[0].args[0].keys, "register real outputs, not {}"

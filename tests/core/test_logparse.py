@@ -1,0 +1,244 @@
+"""Log lines as upstream's TailLogs parses them, and resuming a broken stream without gaps."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from flyte_apps.core.logparse import LineBuffer, LogLine, LogTime, ResumeCursor, parse_line, split_lines
+
+NS = 1_000_000_000
+
+
+def ns_of(text: str, nanos: int = 0) -> int:
+    """Nanoseconds since the epoch of a whole-second UTC ISO time plus ``nanos``."""
+    return int(datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()) * NS + nanos
+
+
+def stamped(second: int, nanos: int = 0, message: str = "") -> LogLine:
+    return LogLine(message=message, timestamp=LogTime(ns_of("2024-01-15T10:30:00") + second * NS + nanos))
+
+
+# --- upstream vectors (reference (g) "Log line parsing") ----------------------------------------
+
+
+def test_timestamped_line_keeps_nanoseconds_and_message() -> None:
+    line = parse_line("2024-01-15T10:30:00.123456789Z Hello, world!")
+    assert line.message == "Hello, world!"
+    assert line.timestamp == LogTime(ns_of("2024-01-15T10:30:00", 123_456_789))
+
+
+def test_plain_line_is_all_message_without_timestamp() -> None:
+    assert parse_line("just a plain log message") == LogLine("just a plain log message")
+
+
+def test_first_word_that_is_not_a_timestamp_leaves_the_line_whole() -> None:
+    assert parse_line("not-a-timestamp some message") == LogLine("not-a-timestamp some message")
+
+
+def test_timestamp_followed_by_a_space_only_is_an_empty_message() -> None:
+    line = parse_line("2024-01-15T10:30:00Z ")
+    assert line.message == ""
+    assert line.timestamp == LogTime(ns_of("2024-01-15T10:30:00"))
+
+
+# --- more of Go's RFC3339Nano parsing ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2024-01-15T10:30:00.5Z", ns_of("2024-01-15T10:30:00", 500_000_000)),
+        ("2024-01-15T10:30:00.000000001Z", ns_of("2024-01-15T10:30:00", 1)),
+        # Go reads any number of fraction digits and drops those past the ninth (no rounding).
+        ("2024-01-15T10:30:00.1234567891Z", ns_of("2024-01-15T10:30:00", 123_456_789)),
+        ("2024-01-15T12:30:00+02:00", ns_of("2024-01-15T10:30:00")),
+        ("2024-01-15T05:00:00.25-05:30", ns_of("2024-01-15T10:30:00", 250_000_000)),
+        ("2024-02-29T00:00:00Z", ns_of("2024-02-29T00:00:00")),
+        ("1969-12-31T23:59:59.5Z", -NS // 2),
+        ("0000-01-01T00:00:00Z", -62_167_219_200 * NS),
+    ],
+)
+def test_rfc3339_forms_parse_to_the_exact_instant(text: str, expected: int) -> None:
+    assert LogTime.parse(text) == LogTime(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2024-01-15 10:30:00Z",  # space instead of T
+        "2024-01-15T10:30:00",  # no zone
+        "2024-01-15T10:30:00z",  # lower-case zone
+        "2024-01-15t10:30:00Z",
+        "2024-01-15T10:30:00.Z",  # dot without digits
+        "2024-01-15T10:30Z",
+        "2023-02-29T00:00:00Z",  # not a leap year
+        "2024-13-01T00:00:00Z",
+        "2024-01-15T24:00:00Z",
+        "2024-01-15T10:60:00Z",
+        "2024-01-15T10:30:60Z",  # Go refuses leap seconds
+        "2024-01-15T10:30:00+0200",
+        "2024-01-15T10:30:00+24:00",
+        "\uff12\uff10\uff12\uff14-01-15T10:30:00Z",  # fullwidth digits: \d would take them
+        "2024-01-15T10:30:00Z\n",
+    ],
+)
+def test_near_misses_are_not_timestamps(text: str) -> None:
+    assert LogTime.parse(text) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (" 2024-01-15T10:30:00Z message", LogLine(" 2024-01-15T10:30:00Z message")),  # space first
+        ("2024-01-15T10:30:00Z", LogLine("2024-01-15T10:30:00Z")),  # no space: no split
+        ("", LogLine("")),
+        (
+            "2024-01-15T10:30:00Z  two spaces",
+            LogLine(" two spaces", LogTime(ns_of("2024-01-15T10:30:00"))),
+        ),
+    ],
+)
+def test_only_the_text_before_the_first_space_can_be_the_timestamp(line: str, expected: LogLine) -> None:
+    assert parse_line(line) == expected
+
+
+def test_timestamps_print_in_utc_with_nine_fraction_digits() -> None:
+    assert LogTime(ns_of("2024-01-15T10:30:00", 123_456_789)).rfc3339() == "2024-01-15T10:30:00.123456789Z"
+    assert LogTime.parse("2024-01-15T12:30:00.5+02:00") == LogTime.parse("2024-01-15T10:30:00.500000000Z")
+    assert str(LogTime(0)) == "1970-01-01T00:00:00.000000000Z"
+    assert LogTime(-1).rfc3339() == "1969-12-31T23:59:59.999999999Z"
+
+
+def test_printing_then_parsing_gives_the_same_instant() -> None:
+    for nanos in (0, 1, 999_999_999, ns_of("2024-02-29T23:59:59", 42), ns_of("9999-12-31T23:59:59", 7)):
+        assert LogTime.parse(LogTime(nanos).rfc3339()) == LogTime(nanos)
+
+
+def test_since_time_truncates_to_the_whole_second() -> None:
+    moment = LogTime(ns_of("2024-01-15T10:30:07", 999_999_999))
+    assert moment.whole_seconds == LogTime(ns_of("2024-01-15T10:30:07"))
+    assert moment.rfc3339_seconds() == "2024-01-15T10:30:07Z"
+
+
+# --- cutting a stream into lines ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("line-1\nline-2\nline-3\n", ["line-1", "line-2", "line-3"]),
+        ("a\r\nb\r\r\n", ["a", "b"]),  # every trailing \r goes
+        ("a\n\nb\n", ["a", "", "b"]),  # empty lines are lines
+        ("no newline at the end", ["no newline at the end"]),
+        ("a\rb\n", ["a\rb"]),  # only trailing \r is trimmed
+        ("", []),
+    ],
+)
+def test_split_lines_like_upstream(text: str, lines: list[str]) -> None:
+    assert split_lines(text) == lines
+
+
+def test_line_buffer_joins_chunks_and_multibyte_characters_split_between_them() -> None:
+    data = "héllo wörld\nsecond\n".encode()
+    buffer = LineBuffer()
+    out: list[str] = []
+    for index in range(len(data)):
+        out += buffer.feed(data[index : index + 1])
+    assert out == ["héllo wörld", "second"]
+    assert buffer.finish() == []
+
+
+def test_line_buffer_keeps_the_unterminated_last_line_only_at_a_clean_end() -> None:
+    clean = LineBuffer()
+    assert clean.feed(b"one\ntw") == ["one"]
+    assert clean.finish() == ["tw"]
+    broken = LineBuffer()
+    assert broken.feed(b"one\ntw") == ["one"]
+    broken.discard()  # the re-opened stream sends "two" whole
+    assert broken.finish() == []
+
+
+def test_invalid_utf8_becomes_replacement_characters() -> None:
+    buffer = LineBuffer()
+    assert buffer.feed(b"bad \xff byte\n") == ["bad \ufffd byte"]
+
+
+# --- resuming ----------------------------------------------------------------------------------
+
+
+def admitted(cursor: ResumeCursor, lines: list[LogLine]) -> list[str]:
+    return [line.message for line in lines if cursor.admit(line)]
+
+
+def test_a_fresh_stream_admits_everything() -> None:
+    cursor = ResumeCursor()
+    assert not cursor.started
+    assert cursor.since_time() is None
+    lines = [stamped(0, message="a"), stamped(0, message="b"), LogLine("untimed")]
+    assert admitted(cursor, lines) == ["a", "b", "untimed"]
+    assert cursor.started
+
+
+def test_resume_asks_from_the_second_of_the_last_printed_line() -> None:
+    cursor = ResumeCursor()
+    admitted(cursor, [stamped(3, 750_000_000, "x")])
+    assert cursor.since_time() == "2024-01-15T10:30:03Z"
+
+
+def test_replay_drops_what_was_printed_and_keeps_what_was_not() -> None:
+    cursor = ResumeCursor()
+    first = [stamped(1, 100, "a"), stamped(1, 200, "b"), stamped(1, 300, "c")]
+    assert admitted(cursor, first) == ["a", "b", "c"]
+    cursor.reopen()
+    replay = [stamped(1, 100, "a"), stamped(1, 200, "b"), stamped(1, 300, "c"), stamped(1, 400, "d")]
+    assert admitted(cursor, replay) == ["d"]
+
+
+def test_replay_skips_exactly_as_many_lines_as_were_printed_at_the_same_timestamp() -> None:
+    cursor = ResumeCursor()
+    burst = [stamped(2, 5, f"burst {i}") for i in range(4)]
+    assert admitted(cursor, [stamped(1, 0, "before"), *burst[:2]]) == ["before", "burst 0", "burst 1"]
+    cursor.reopen()
+    assert admitted(cursor, [stamped(1, 0, "before"), *burst, stamped(3, 0, "after")]) == [
+        "burst 2",
+        "burst 3",
+        "after",
+    ]
+
+
+def test_two_breaks_in_one_burst_still_print_each_line_once() -> None:
+    cursor = ResumeCursor()
+    burst = [stamped(2, 5, f"burst {i}") for i in range(5)]
+    printed = admitted(cursor, burst[:1])
+    cursor.reopen()
+    printed += admitted(cursor, burst[:3])
+    cursor.reopen()
+    printed += admitted(cursor, burst)
+    assert printed == [f"burst {i}" for i in range(5)]
+
+
+def test_a_replay_that_ends_before_passing_the_last_line_resumes_the_skip_next_time() -> None:
+    cursor = ResumeCursor()
+    burst = [stamped(2, 5, f"burst {i}") for i in range(3)]
+    assert admitted(cursor, burst) == ["burst 0", "burst 1", "burst 2"]
+    cursor.reopen()
+    assert admitted(cursor, burst[:2]) == []  # broke again inside the replay
+    cursor.reopen()
+    assert admitted(cursor, [*burst, stamped(2, 6, "new")]) == ["new"]
+
+
+def test_a_live_stream_is_never_filtered_even_if_time_goes_back() -> None:
+    cursor = ResumeCursor()
+    lines = [stamped(5, message="late"), stamped(1, message="early"), stamped(5, message="late again")]
+    assert admitted(cursor, lines) == ["late", "early", "late again"]
+    assert cursor.last == stamped(5).timestamp  # the newest instant stays the resume point
+
+
+def test_untimed_lines_in_a_replay_are_kept_and_do_not_end_it() -> None:
+    cursor = ResumeCursor()
+    admitted(cursor, [stamped(1, message="a")])
+    cursor.reopen()
+    replay = [LogLine("untimed"), stamped(1, message="a"), stamped(2, message="b")]
+    assert admitted(cursor, replay) == ["untimed", "b"]

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests (imported explicitly; ``conftest.py`` holds fixtures only)."""
