@@ -11,42 +11,21 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.config.keys import KEY_KNATIVE, PREFIX
 from flyte_apps.core.config.kit import ConfigModel, validate_model
 from flyte_apps.core.config.models import PlatformConfig
-from flyte_apps.core.config.names import (
-    DNS1123_LABEL,
-    MAX_LABEL_LEN,
-)
+from flyte_apps.core.config.names import DNS1123_LABEL, MAX_LABEL_LEN, not_dns_label
 from flyte_apps.core.durations import NANOS_PER_SECOND
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.objects import RenderedObject
 
 KNATIVE_NAMESPACE: Final = "knative-serving"
-
-
 KNATIVE_CONFIG_AUTOSCALER: Final = "config-autoscaler"
-
-
 KNATIVE_CONFIG_DEFAULTS: Final = "config-defaults"
-
-
 KNATIVE_CONFIG_DOMAIN: Final = "config-domain"
-
-
 KNATIVE_CONFIG_NETWORK: Final = "config-network"
-
-
 KNATIVE_ALLOW_ZERO_INITIAL_SCALE: Final = "allow-zero-initial-scale"  # Stop writes initial-scale "0"
-
-
 KNATIVE_DOMAIN_TEMPLATE: Final = "domain-template"
-
-
 # Flyte's public URLs are <ksvc>.<baseDomain>: Knative's default template puts the namespace in too.
 DOMAIN_TEMPLATE: Final = "{{.Name}}.{{.Domain}}"
-
-
 KNATIVE_MAX_REVISION_TIMEOUT: Final = "max-revision-timeout-seconds"
-
-
 KNATIVE_REVISION_TIMEOUT: Final = "revision-timeout-seconds"
 
 
@@ -73,13 +52,7 @@ def load_knative_config(raw: object, problems: list[ConfigProblem]) -> KnativeCo
     if knative is None:
         return None
     if not DNS1123_LABEL.match(knative.namespace) or len(knative.namespace) > MAX_LABEL_LEN:
-        problems.append(
-            ConfigProblem(
-                f"{path}.namespace",
-                f"'{knative.namespace}' is not a DNS-1123 label "
-                "(lower-case letters, digits and '-', at most 63 characters)",
-            )
-        )
+        problems.append(ConfigProblem(f"{path}.namespace", not_dns_label(knative.namespace, "DNS-1123")))
         return None
     if not knative.manage_config:
         return None

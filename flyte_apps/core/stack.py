@@ -8,13 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from flyte_apps.core.errors import ConfigError, ConfigProblem
-
-if TYPE_CHECKING:
-    from flyte_apps.core.knative_settings import KnativeConfig
-    from flyte_apps.core.manager.models import ManagerConfig
 from flyte_apps.core.config.keys import (
     KEY_APPS,
     KEY_DOMAIN,
@@ -37,10 +32,15 @@ from flyte_apps.core.config.load import (
 )
 from flyte_apps.core.config.models import AppConfig, PlatformConfig
 from flyte_apps.core.config.rules import cross_app_problems
+from flyte_apps.core.errors import ConfigError, ConfigProblem
+from flyte_apps.core.knative_settings import KnativeConfig, load_knative_config
+from flyte_apps.core.manager.models import ManagerConfig, load_manager_config
 
 
 @dataclass(frozen=True)
 class StackConfig:
+    """A validated stack config: every section, none with a problem."""
+
     platform: PlatformConfig
     apps: tuple[AppConfig, ...]
     manager: ManagerConfig | None = None
@@ -88,10 +88,6 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
         if app is not None:
             apps.append(app)
     problems.extend(cross_app_problems(apps))
-    # The manager's models build on this module's, so they are imported here, not at the top.
-    from flyte_apps.core.knative_settings import load_knative_config
-    from flyte_apps.core.manager.models import load_manager_config
-
     manager = load_manager_config(values.get(KEY_MANAGER), platform, problems)
     knative = load_knative_config(values.get(KEY_KNATIVE), problems)
     # A redacted secure value would also fail its own field's check: report the secure value only.

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from flyte_apps.core import constants as c
 
-if TYPE_CHECKING:
-    pass
-
-
 PREFIX: Final = f"{c.PROJECT_NAME}:"
-
-
 KEY_PLATFORM: Final = "platform"
-
-
 KEY_PROJECT: Final = "project"
-
-
 KEY_DOMAIN: Final = "domain"
-
-
 KEY_APPS: Final = "apps"
-
-
 KEY_MANAGER: Final = "manager"
-
-
 KEY_KNATIVE: Final = "knative"
-
-
 TOP_LEVEL_KEYS: Final = (KEY_PLATFORM, KEY_PROJECT, KEY_DOMAIN, KEY_APPS, KEY_MANAGER, KEY_KNATIVE)

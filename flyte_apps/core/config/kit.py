@@ -8,7 +8,7 @@ import difflib
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationError
 from pydantic.alias_generators import to_camel
@@ -18,25 +18,11 @@ from flyte_apps.core.durations import DurationSyntaxError, parse_duration
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.quantities import is_negative_quantity, is_quantity
 
-if TYPE_CHECKING:
-    pass
-
-
 MAX_PORT: Final = 65535
-
-
 MAX_UINT32: Final = 2**32 - 1  # replica bounds and targets are uint32 in Flyte's spec
-
-
 ERROR_DURATION: Final = "duration"
-
-
 ERROR_QUANTITY: Final = "quantity"
-
-
 ERROR_ENV: Final = "env"
-
-
 GO_DURATION_HINT: Final = "write it like 90s, 5m or 1h30m"
 
 
@@ -73,15 +59,9 @@ def _env_source(value: object) -> object:
 
 
 GoDuration = Annotated[int, BeforeValidator(_go_duration)]
-
-
 Int = Annotated[int, Strict()]
 """An integer as YAML/JSON writes it: ``true`` or ``"8080"`` are mistakes, not numbers."""
-
-
 Quantity = Annotated[str, BeforeValidator(_quantity)]
-
-
 RawEnv = Annotated[Any, BeforeValidator(_env_source)]
 
 

@@ -4,15 +4,9 @@ problem is appended to the caller's list with its key path, so one pass finds th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
-from flyte_apps.core.errors import ConfigProblem
-from flyte_apps.core.naming import kservice_name
-
-if TYPE_CHECKING:
-    pass
 from flyte_apps.core.config.keys import KEY_DOMAIN, KEY_PLATFORM, KEY_PROJECT, PREFIX
 from flyte_apps.core.config.kit import validate_model
 from flyte_apps.core.config.models import AppConfig, AppId, AppInput, EnvVar, Platform, PlatformConfig
@@ -34,6 +28,9 @@ from flyte_apps.core.config.rules import (
     secret_problems,
     timeout_problems,
 )
+from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
+from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.naming import kservice_name
 
 INVALID_DEFAULT: Final = "\x00invalid"
 """Stands for a project/domain default that was itself reported as invalid."""

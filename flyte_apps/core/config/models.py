@@ -4,16 +4,13 @@ results the rest of the core works with."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.durations import NANOS_PER_SECOND
-
-if TYPE_CHECKING:
-    pass
 from flyte_apps.core.config.kit import MAX_PORT, MAX_UINT32, ConfigModel, GoDuration, Int, Quantity, RawEnv
+from flyte_apps.core.durations import NANOS_PER_SECOND
 
 ResourceName = Literal["cpu", "memory", "ephemeral-storage"]
 

@@ -4,33 +4,15 @@ messages that say so."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:
-    pass
-
+from typing import Final
 
 DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-
-
 DNS1035_LABEL: Final = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-
-
 DNS1123_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
 LABEL_VALUE: Final = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-
-
 FLYTE_APP_NAME: Final = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,28}[A-Za-z0-9])?$")  # proto: 1..30 chars
-
-
 ENV_VAR_NAME: Final = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")  # Kubernetes' classic IsEnvVarName
-
-
 MAX_LABEL_LEN: Final = 63
-
-
 MAX_SUBDOMAIN_LEN: Final = 253
 
 

@@ -4,15 +4,9 @@ secrets, autoscaling, timeouts against the platform, and identities and KService
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
-from flyte_apps.core.errors import ConfigProblem
-from flyte_apps.core.naming import kservice_name
-
-if TYPE_CHECKING:
-    pass
 from flyte_apps.core.config.keys import PREFIX
 from flyte_apps.core.config.models import (
     AppConfig,
@@ -24,22 +18,15 @@ from flyte_apps.core.config.models import (
     SecretInput,
 )
 from flyte_apps.core.config.names import ENV_VAR_NAME
+from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
+from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.naming import kservice_name
 
 MAX_PROTO_REQUEST_TIMEOUT_S: Final = 3600  # flyteidl2.app.TimeoutConfig.request_timeout <= 3600s
-
-
 MIN_REQUEST_TIMEOUT_S: Final = 1
-
-
 MIN_SCALEDOWN_PERIOD_S: Final = 6  # Knative's autoscaling window bounds
-
-
 MAX_SCALEDOWN_PERIOD_S: Final = 3600
-
-
 KNATIVE_PORT_NAMES: Final = ("", "http1", "h2c")  # Knative admission accepts only these port names
-
-
 KNATIVE_RESERVED_PORTS: Final = (8012, 8013, 8022, 9090, 9091)  # used by Knative's queue-proxy
 
 

@@ -23,8 +23,6 @@ from flyte_apps.core.manager.layout import PORT_KEYS
 # extraConfig may change these generated keys; every other generated key is something the objects
 # below (Services, probes, mounts) or the apps' KServices depend on.
 EXTRA_CONFIG_OVERRIDABLE: Final = (("webhook", "localCert"), ("webhook", "certDir"))
-
-
 LogLevel = Literal["error", "warn", "info", "debug"]
 
 
