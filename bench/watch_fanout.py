@@ -106,7 +106,7 @@ class _Reader:
 
 
 def hub_main(args: argparse.Namespace) -> None:
-    from flyte_apps.kube.client import KubeTarget, build_api_client
+    from flyte_apps.kube.target import KubeTarget, build_api_client
     from flyte_apps.kube.watch import WatchHub
 
     target = KubeTarget(kubeconfig=args.kubeconfig)

@@ -32,8 +32,8 @@ from pulumi.dynamic import (
 from flyte_apps.core.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG
 
 if TYPE_CHECKING:
-    from flyte_apps.kube.client import KubeTarget
     from flyte_apps.kube.reaper import ReapResult
+    from flyte_apps.kube.target import KubeTarget
 
 # Property names double as the resource's attribute names, hence snake_case.
 INPUT_NAMESPACE: Final = "namespace"
@@ -64,7 +64,7 @@ class RevisionReaperProvider(ResourceProvider):
 
     def configure(self, req: ConfigureRequest) -> None:
         """Remember which cluster the stack's config names (the same keys pulumi-kubernetes reads)."""
-        from flyte_apps.kube.client import KubeTarget
+        from flyte_apps.kube.target import KubeTarget
 
         kubeconfig = req.config.get(CONFIG_KUBECONFIG)
         context = req.config.get(CONFIG_KUBE_CONTEXT)
@@ -99,8 +99,8 @@ class RevisionReaperProvider(ResourceProvider):
     def _reap(self, props: Mapping[str, Any]) -> ReapResult:
         # The Kubernetes client is imported here, in the provider's process, not by every
         # `pulumi up` that only registers reapers (it is a large import).
-        from flyte_apps.kube.client import build_api_client
         from flyte_apps.kube.reaper import reap_stopped_revisions
+        from flyte_apps.kube.target import build_api_client
 
         api = build_api_client(stack=self._stack_target)
         try:

@@ -18,14 +18,9 @@ from flyte_apps.core.config.models import AppId, PlatformConfig
 from flyte_apps.core.errors import ConfigError, FlyteAppsError
 from flyte_apps.core.plan import StackPlan, plan_stack
 from flyte_apps.core.stack import load_stack_config
-from flyte_apps.kube.client import (
-    KubeConfigError,
-    KubeError,
-    KubeNotFound,
-    KubeTarget,
-    build_api_client,
-    list_custom_objects,
-)
+from flyte_apps.kube.api import list_custom_objects
+from flyte_apps.kube.errors import KubeConfigError, KubeError, KubeNotFound
+from flyte_apps.kube.target import KubeTarget, build_api_client
 
 T = TypeVar("T")
 

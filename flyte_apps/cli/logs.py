@@ -37,7 +37,6 @@ from flyte_apps.cli.common import (
     translate_errors,
     with_client,
 )
-from flyte_apps.kube.client import DEFAULT_RETRY, RetryPolicy
 from flyte_apps.kube.logs import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_TAIL_LINES,
@@ -48,6 +47,7 @@ from flyte_apps.kube.logs import (
     tail_app,
     tail_replica,
 )
+from flyte_apps.kube.retry import DEFAULT_RETRY, RetryPolicy
 
 
 class OutputFormat(StrEnum):

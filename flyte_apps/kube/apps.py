@@ -1,13 +1,14 @@
 """Flyte's app reads against the Kubernetes API: Get, List, replica count and replicas ((c)9, 13, 14).
 
-Everything goes through ``flyte_apps.kube.client`` (retries, error rewriting); the mapping from
-Kubernetes objects to Flyte messages is the pure ``flyte_apps.core.status``.
+Every call goes through ``flyte_apps.kube.retry`` (retries, error rewriting); which pods are an
+app's replicas is decided by ``flyte_apps.kube.replicas``; the mapping from Kubernetes objects to
+Flyte messages is the pure ``flyte_apps.core.status``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -26,19 +27,16 @@ from flyte_apps.core.status import (
     pod_to_replica,
     replica_pods,
 )
-from flyte_apps.kube.client import (
+from flyte_apps.kube.api import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_RETRY,
-    KubeError,
-    KubeNotFound,
-    KubeOperation,
-    RetryPolicy,
-    call,
     custom_resource,
     get_knative_object,
     list_pods,
 )
+from flyte_apps.kube.errors import KubeError, KubeNotFound
+from flyte_apps.kube.replicas import find_replicas
+from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +259,11 @@ def current_replicas(
 
 
 def _pod_dicts(api: k8s.ApiClient, namespace: str, selector: str, retry: RetryPolicy) -> list[dict[str, Any]]:
-    pods = list_pods(api, namespace=namespace, label_selector=selector, retry=retry)
+    return _serialized(api, list_pods(api, namespace=namespace, label_selector=selector, retry=retry))
+
+
+def _serialized(api: k8s.ApiClient, pods: Iterable[Any]) -> list[dict[str, Any]]:
+    """Pods as the wire-format dicts the pure status rules read."""
     serialize = cast(Callable[[Any], dict[str, Any]], api.sanitize_for_serialization)
     return [serialize(pod) for pod in pods]
 
@@ -271,17 +273,9 @@ def list_replicas(
 ) -> list[replica_pb.Replica]:
     """Flyte's ``GetReplicas``: the service's pods, only the latest ready revision's once there is
     one; a missing KService selects on the service name alone, as upstream does."""
-    name = kservice_name_of(app_id)
-    selector = f"{c.LABEL_KNATIVE_SERVICE}={name}"
-    try:
-        ksvc = get_kservice(api, namespace, app_id, retry=retry)
-    except KubeNotFound:
-        ksvc = None
-    revision = latest_ready_revision(ksvc) if ksvc is not None else None
-    if revision is not None:
-        selector += f",{c.LABEL_KNATIVE_REVISION}={revision}"
+    found = find_replicas(api, namespace=namespace, kservice=kservice_name_of(app_id), retry=retry)
     ident = identifier(app_id)
-    return [pod_to_replica(pod, ident) for pod in _pod_dicts(api, namespace, selector, retry)]
+    return [pod_to_replica(pod, ident) for pod in _serialized(api, found.pods)]
 
 
 # --- snapshots for `flyte-apps status` -------------------------------------------------------

@@ -2,7 +2,8 @@
 
 Upstream behaviour kept (reference (c)14 and 19): replicas are the pods labelled
 ``serving.knative.dev/service=<KService>``, narrowed to ``serving.knative.dev/revision=<latest
-ready revision>`` once the KService has one; each pod's log is its first container that is not
+ready revision>`` once the KService has one (``flyte_apps.kube.replicas``, the rule ``status``
+uses too); each pod's log is its first container that is not
 Knative's ``queue-proxy``, requested with ``timestamps=true``, ``tailLines`` (1000 by default) and
 ``follow`` only while the pod is Running.
 
@@ -24,7 +25,7 @@ import queue
 import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, cast
 
 import urllib3
@@ -35,19 +36,10 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.config.models import AppId
 from flyte_apps.core.logparse import LineBuffer, LogLine, ResumeCursor, parse_line
 from flyte_apps.core.naming import kservice_name
-from flyte_apps.kube.client import (
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_RETRY,
-    KubeError,
-    KubeNotFound,
-    KubeOperation,
-    KubeUnreachable,
-    RetryPolicy,
-    call,
-    get_knative_object,
-    get_pod,
-    list_pods,
-)
+from flyte_apps.kube.api import DEFAULT_REQUEST_TIMEOUT, get_pod
+from flyte_apps.kube.errors import KubeError, KubeNotFound, KubeUnreachable
+from flyte_apps.kube.replicas import Replicas, find_replicas
+from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
 
 DEFAULT_TAIL_LINES: Final = 1000
 """Upstream's ``defaultInitialLines``: how much history a stream starts with."""
@@ -127,14 +119,6 @@ class Notice:
 LogEvent = ReplicaLine | Notice
 
 
-@dataclass(frozen=True)
-class Replicas:
-    """The pods serving an app (oldest first) and whether its KService exists."""
-
-    pods: tuple[Any, ...]
-    kservice_found: bool
-
-
 # --- replicas ------------------------------------------------------------------------------------
 
 
@@ -143,37 +127,13 @@ def app_kservice(app: AppId) -> str:
     return kservice_name(project=app.project, domain=app.domain, name=app.name)
 
 
-def replica_selector(
-    api: k8s.ApiClient, *, namespace: str, kservice: str, retry: RetryPolicy = DEFAULT_RETRY
-) -> tuple[str, bool]:
-    """Upstream's ``GetReplicas`` selector, and whether the KService exists.
-
-    Once a revision is ready only its pods count: old-revision pods of a rollout are left out.
-    """
-    selector = f"{c.LABEL_KNATIVE_SERVICE}={kservice}"
-    try:
-        ksvc = get_knative_object(
-            api,
-            plural=c.KSERVICE_PLURAL,
-            namespace=namespace,
-            name=kservice,
-            retry=retry,
-        )
-    except KubeNotFound:
-        return selector, False
-    revision = (ksvc.get("status") or {}).get("latestReadyRevisionName")
-    if revision:
-        selector += f",{c.LABEL_KNATIVE_REVISION}={revision}"
-    return selector, True
-
-
 def list_replicas(
     api: k8s.ApiClient, *, namespace: str, kservice: str, retry: RetryPolicy = DEFAULT_RETRY
 ) -> Replicas:
-    """The app's replica pods, oldest first (then by name), with :func:`replica_selector`."""
-    selector, found = replica_selector(api, namespace=namespace, kservice=kservice, retry=retry)
-    pods = list_pods(api, namespace=namespace, label_selector=selector, retry=retry)
-    return Replicas(pods=tuple(sorted(pods, key=_age_order)), kservice_found=found)
+    """The app's replica pods (:func:`~flyte_apps.kube.replicas.find_replicas`), oldest first
+    (then by name), so that logs come out in the order the replicas started."""
+    found = find_replicas(api, namespace=namespace, kservice=kservice, retry=retry)
+    return replace(found, pods=tuple(sorted(found.pods, key=_age_order)))
 
 
 def get_replica(

@@ -27,16 +27,14 @@ from flyte_apps.core.constants import (
     LABEL_KNATIVE_SERVICE,
     REVISION_PLURAL,
 )
-from flyte_apps.kube.client import (
+from flyte_apps.kube.api import (
     DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_RETRY,
-    KubeError,
-    KubeNotFound,
-    RetryPolicy,
     delete_custom_object,
     get_knative_object,
     list_pods,
 )
+from flyte_apps.kube.errors import KubeError, KubeNotFound
+from flyte_apps.kube.retry import DEFAULT_RETRY, RetryPolicy
 
 _MIN_REQUEST_TIMEOUT = 1.0
 """Seconds; even near the deadline a request gets this long, so it can still answer."""

@@ -39,7 +39,8 @@ from kubernetes.watch import watch as k8s_watch
 from flyte_apps.core import constants as c
 from flyte_apps.core.status import AppConversionError, app_key, is_managed, kservice_to_app
 from flyte_apps.kube.apps import KSERVICES, current_replicas, list_kservices
-from flyte_apps.kube.client import DEFAULT_RETRY, KubeError, KubeOperation, RetryPolicy, call
+from flyte_apps.kube.errors import KubeError
+from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,9 @@ _READ_GRACE: Final = 15.0
 _STREAM_ERRORS: Final = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError)
 """What a broken watch stream raises while it is read (ValueError: a truncated JSON line)."""
 _HTTP_GONE: Final = 410
+DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
+"""The backoff between watch rounds that fail: 0.2 s, doubling, at most 5 s (``attempts`` unused:
+the hub reconnects until it is stopped)."""
 
 
 # --- targets and subscriptions --------------------------------------------------------------------
@@ -197,6 +201,10 @@ class WatchHub:
     selector: a KService that loses ``flyte.org/app-managed`` then arrives as a modification the
     hub can turn into a delete event (an API server filtering on labels would only do that from
     its watch cache).
+
+    ``retry`` governs each API call (list, watch, replica reads); ``reconnect`` is the backoff
+    between rounds that fail (its ``base_delay`` and ``max_delay``; ``attempts`` is unused, the
+    hub keeps trying until ``stop``). Both wait on the stop event, so ``stop`` never waits one out.
     """
 
     def __init__(
@@ -210,8 +218,7 @@ class WatchHub:
         buffer_size: int = 100,
         watch_timeout_seconds: int = DEFAULT_WATCH_TIMEOUT,
         retry: RetryPolicy = DEFAULT_RETRY,
-        min_backoff: float = 0.2,
-        max_backoff: float = 5.0,
+        reconnect: RetryPolicy = DEFAULT_RECONNECT,
         read_replicas: bool = True,
     ) -> None:
         if buffer_size < 1:
@@ -227,8 +234,7 @@ class WatchHub:
         self._stopping = threading.Event()
         # Our retries wait on the stop event, so ``stop`` never waits out a backoff.
         self._retry = replace(retry, sleep=self._wait)
-        self._min_backoff = min_backoff
-        self._max_backoff = max_backoff
+        self._reconnect = replace(reconnect, sleep=self._wait)
         self._read_replicas = read_replicas
         self._lock = threading.Lock()
         self._cache: dict[str, _Entry] = {}
@@ -344,13 +350,15 @@ class WatchHub:
             failures = 1 if self._progress else failures + 1
             delay = self._backoff(failures, routine=routine)
             if delay:
-                self._wait(delay)
+                self._reconnect.sleep(delay)
 
     def _backoff(self, failures: int, *, routine: bool) -> float:
-        """No wait after a first 410 or broken stream (routine); exponential after that."""
+        """No wait after a first 410 or broken stream (routine); ``reconnect``'s exponential
+        backoff after that, starting from its base delay at the second failure in a row (or at
+        the first failure that is not routine)."""
         if routine and failures <= 1:
             return 0.0
-        return float(min(self._max_backoff, self._min_backoff * 2 ** max(0, failures - 2)))
+        return self._reconnect.delay(max(1, failures - 1))
 
     def _wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)

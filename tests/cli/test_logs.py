@@ -13,7 +13,7 @@ import typer
 from typer.testing import CliRunner, Result
 
 from flyte_apps.cli.logs import register
-from flyte_apps.kube.client import RetryPolicy
+from flyte_apps.kube.retry import RetryPolicy
 from tests.fakes.kube_api import FakeKubeApi
 from tests.kube.test_logs import KSVC, NS, at, drive, log_requests, serving, wait_until
 from tests.kube.test_logs import watchdog as watchdog

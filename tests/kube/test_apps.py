@@ -26,7 +26,8 @@ from flyte_apps.kube.apps import (
     snapshot_app,
     snapshot_apps,
 )
-from flyte_apps.kube.client import KubeNotFound, RetryPolicy
+from flyte_apps.kube.errors import KubeNotFound
+from flyte_apps.kube.retry import RetryPolicy
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, PODS, REVISIONS
 from tests.support.config import minimal_config

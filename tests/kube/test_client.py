@@ -13,26 +13,24 @@ import pytest
 import yaml
 from kubernetes import client
 
-from flyte_apps.kube.client import (
-    KubeConfigError,
-    KubeConflict,
-    KubeError,
-    KubeForbidden,
-    KubeNotFound,
-    KubeOperation,
-    KubeTarget,
-    KubeUnreachable,
-    RetryPolicy,
-    build_api_client,
-    call,
+from flyte_apps.kube.api import (
     delete_custom_object,
     delete_pod,
     get_custom_object,
     get_pod,
     list_custom_objects,
     list_pods,
-    resolve_target,
 )
+from flyte_apps.kube.errors import (
+    KubeConfigError,
+    KubeConflict,
+    KubeError,
+    KubeForbidden,
+    KubeNotFound,
+    KubeUnreachable,
+)
+from flyte_apps.kube.retry import KubeOperation, RetryPolicy, call
+from flyte_apps.kube.target import KubeTarget, build_api_client, resolve_target
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 
 GROUP, VERSION = "serving.knative.dev", "v1"

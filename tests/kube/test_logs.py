@@ -18,7 +18,7 @@ from kubernetes import client
 
 from flyte_apps.core.config.models import AppId
 from flyte_apps.core.logparse import LogTime
-from flyte_apps.kube.client import RetryPolicy, get_pod
+from flyte_apps.kube.api import get_pod
 from flyte_apps.kube.logs import (
     AppNotFound,
     LogEvent,
@@ -34,6 +34,7 @@ from flyte_apps.kube.logs import (
     tail_app,
     tail_replica,
 )
+from flyte_apps.kube.retry import RetryPolicy
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import PODS
 

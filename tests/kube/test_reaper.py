@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from flyte_apps.kube.client import KubeForbidden, RetryPolicy
+from flyte_apps.kube.errors import KubeForbidden
 from flyte_apps.kube.reaper import ReaperTimeout, ReapResult, reap_stopped_revisions
+from flyte_apps.kube.retry import RetryPolicy
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_semantics import PODS, REVISIONS
 

@@ -21,7 +21,9 @@ from flyteidl2.app.app_payload_pb2 import WatchResponse
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.status import app_key
-from flyte_apps.kube.client import KubeForbidden, KubeTarget, RetryPolicy, build_api_client
+from flyte_apps.kube.errors import KubeForbidden
+from flyte_apps.kube.retry import RetryPolicy
+from flyte_apps.kube.target import KubeTarget, build_api_client
 from flyte_apps.kube.watch import Subscription, WatchHub, WatchTarget, event_app
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES
@@ -49,8 +51,7 @@ def make_hub(kube_server: FakeKubeApi) -> Iterator[HubFactory]:
             "buffer_size": 100,
             "watch_timeout_seconds": 30,
             "retry": FAST,
-            "min_backoff": 0.01,
-            "max_backoff": 0.1,
+            "reconnect": RetryPolicy(base_delay=0.01, max_delay=0.1),
         }
         settings.update(options)
         hub = WatchHub(lambda: build_api_client(target), **settings)

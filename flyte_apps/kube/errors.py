@@ -1,0 +1,39 @@
+"""The failures of the Kubernetes access layer, already phrased for the person running the tool.
+
+Every failure talking to Kubernetes reaches the user as one :class:`KubeError` whose message names
+the operation, the object and what to fix, instead of a raw ``ApiException`` dump (which also
+prints response headers). The subclasses let callers and the CLI's exit codes tell the families
+apart; :class:`KubeError` derives from the project's ``FlyteAppsError`` (errors raised on purpose).
+"""
+
+from __future__ import annotations
+
+from flyte_apps.core.errors import FlyteAppsError
+
+
+class KubeError(FlyteAppsError):
+    """Any failure talking to Kubernetes; ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class KubeNotFound(KubeError):
+    """The object (or its namespace) does not exist: HTTP 404."""
+
+
+class KubeForbidden(KubeError):
+    """RBAC denied the request: HTTP 403."""
+
+
+class KubeConflict(KubeError):
+    """HTTP 409: already exists, or a write raced another writer; never retried blindly."""
+
+
+class KubeUnreachable(KubeError):
+    """No HTTP answer at all: refused, reset, timed out (after our retries)."""
+
+
+class KubeConfigError(KubeError):
+    """No usable cluster configuration: nothing found, or what was found does not load."""

@@ -1,0 +1,176 @@
+"""Which cluster to talk to, found the way pulumi-kubernetes finds it, and a client for it.
+
+The CLI and the reaper must reach the *same* cluster ``pulumi up`` does, so the lookup order is
+pulumi-kubernetes' (explicit kubeconfig, the stack's ``kubernetes:kubeconfig``/``kubernetes:context``,
+``KUBECONFIG``, ``~/.kube/config``, the in-cluster service account). Every ``ApiClient`` gets its
+own configuration without urllib3 retries: :mod:`flyte_apps.kube.retry` is the only retry layer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, cast
+
+import urllib3
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.config.config_exception import ConfigException
+
+from flyte_apps.kube.errors import KubeConfigError
+
+DEFAULT_KUBECONFIG: Final = Path(".kube") / "config"
+"""Relative to the home directory, as kubectl and pulumi-kubernetes use it."""
+CONNECTION_POOL_SIZE: Final = 64
+"""HTTP connections kept per client (log follow streams, watch, API calls at once)."""
+
+
+@dataclass(frozen=True)
+class KubeTarget:
+    """Which cluster to talk to, as pulumi-kubernetes is told it.
+
+    ``kubeconfig`` is a file path *or* the kubeconfig content itself (YAML or JSON), exactly
+    like the ``kubernetes:kubeconfig`` stack setting; ``context`` picks a context in it.
+    """
+
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    @property
+    def kubeconfig_is_content(self) -> bool:
+        """Content, not a path: paths have no newline and do not start a YAML/JSON document."""
+        value = self.kubeconfig or ""
+        stripped = value.lstrip()
+        return "\n" in value or stripped.startswith(("{", "apiVersion"))
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME") or env.get("USERPROFILE")
+    return Path(home) if home else Path.home()
+
+
+def _resolve(
+    explicit: KubeTarget | None, stack: KubeTarget | None, env: Mapping[str, str]
+) -> tuple[KubeTarget, list[str]]:
+    """Resolve a target and describe every source consulted (for "nothing found" errors)."""
+    tried: list[str] = []
+    explicit = explicit or KubeTarget()
+    stack = stack or KubeTarget()
+    if explicit.kubeconfig:
+        # A context from the stack belongs to the stack's kubeconfig, not to this one.
+        return KubeTarget(explicit.kubeconfig, explicit.context), tried
+    tried.append("an explicit kubeconfig (none given)")
+    context = explicit.context or stack.context
+    if stack.kubeconfig:
+        return KubeTarget(stack.kubeconfig, context), tried
+    tried.append("the stack setting kubernetes:kubeconfig (unset)")
+    raw = env.get("KUBECONFIG", "")
+    paths = [p for p in raw.split(os.pathsep) if p]
+    for path in paths:
+        if Path(path).expanduser().is_file():
+            return KubeTarget(str(Path(path).expanduser()), context), tried
+    tried.append(f"KUBECONFIG ({', '.join(paths)}: no such file)" if paths else "KUBECONFIG (unset)")
+    default = _home(env) / DEFAULT_KUBECONFIG
+    if default.is_file():
+        return KubeTarget(str(default), context), tried
+    tried.append(f"{default} (no such file)")
+    return KubeTarget(None, context), tried
+
+
+def resolve_target(
+    explicit: KubeTarget | None, stack: KubeTarget | None, env: Mapping[str, str]
+) -> KubeTarget:
+    """Pick the kubeconfig and context the way pulumi-kubernetes does.
+
+    Order: the explicit kubeconfig (with its own context), the stack's ``kubernetes:kubeconfig``
+    / ``kubernetes:context``, the first existing file in ``KUBECONFIG`` (a ``os.pathsep`` list),
+    ``~/.kube/config``.  An explicit context overrides the stack's.  A result without
+    ``kubeconfig`` means "use the in-cluster service account".
+    """
+    return _resolve(explicit, stack, env)[0]
+
+
+def _new_configuration() -> k8s.Configuration:
+    """A fresh configuration (never the process-wide default) without urllib3 retries."""
+    configuration = k8s.Configuration()
+    # Our ``call`` is the only retry layer: urllib3 retrying too would multiply attempts and
+    # hide how long a failing cluster was waited for.
+    configuration.retries = urllib3.util.Retry(total=0, redirect=False)
+    # `logs -f` holds one streaming connection per replica; the default pool (5 per CPU) would
+    # make urllib3 warn and discard connections when following more replicas than that.
+    configuration.connection_pool_maxsize = CONNECTION_POOL_SIZE
+    return configuration
+
+
+def build_api_client(
+    target: KubeTarget | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    stack: KubeTarget | None = None,
+) -> k8s.ApiClient:
+    """A new ``ApiClient`` for ``target`` (then ``stack``, env, home, in-cluster).
+
+    Raises :class:`KubeConfigError` naming every source tried when none yields a cluster.
+    The kubeconfig is never written back (``persist_config=False``) and the ``kubernetes``
+    package's global default configuration is left untouched.
+    """
+    environment: Mapping[str, str] = os.environ if env is None else env
+    resolved, tried = _resolve(target, stack, environment)
+    configuration = _new_configuration()
+    if resolved.kubeconfig is None:
+        try:
+            load_incluster = cast(Callable[..., None], k8s_config.load_incluster_config)
+            load_incluster(client_configuration=configuration)
+        except ConfigException as exc:
+            tried.append(f"the in-cluster service account ({exc})")
+            msg = "no Kubernetes configuration found; tried " + "; ".join(tried)
+            raise KubeConfigError(msg) from exc
+        return k8s.ApiClient(configuration)
+    loaded: dict[str, Any] | None = None
+    path: Path | None = None
+    if resolved.kubeconfig_is_content:
+        source = "the kubeconfig content"
+        try:
+            content = yaml.safe_load(resolved.kubeconfig)
+        except yaml.YAMLError as exc:
+            # Only the position and the parser's complaint: str(exc) quotes the offending line,
+            # which may hold a token.
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            problem = getattr(exc, "problem", None)
+            msg = f"{source} is not valid YAML/JSON{where}" + (f": {problem}" if problem else "")
+            raise KubeConfigError(msg) from exc
+        if not isinstance(content, dict):
+            msg = f"{source} is not a YAML/JSON mapping"
+            raise KubeConfigError(msg)
+        loaded = content
+    else:
+        path = Path(resolved.kubeconfig).expanduser()
+        source = f"kubeconfig file {path}"
+        if not path.is_file():
+            msg = f"{source} does not exist"
+            raise KubeConfigError(msg)
+    # The loaders are untyped in the ``kubernetes`` package; their contract is documented.
+    from_dict = cast(Callable[..., k8s.ApiClient], k8s_config.new_client_from_config_dict)
+    from_file = cast(Callable[..., k8s.ApiClient], k8s_config.new_client_from_config)
+    try:
+        if loaded is not None:
+            return from_dict(
+                config_dict=loaded,
+                context=resolved.context,
+                persist_config=False,
+                client_configuration=configuration,
+            )
+        return from_file(
+            config_file=str(path),
+            context=resolved.context,
+            persist_config=False,
+            client_configuration=configuration,
+        )
+    except (ConfigException, OSError, ValueError, TypeError) as exc:
+        context = f" (context {resolved.context!r})" if resolved.context else ""
+        msg = f"cannot load {source}{context}: {exc}"
+        raise KubeConfigError(msg) from exc
