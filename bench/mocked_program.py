@@ -1,6 +1,6 @@
 """Run one Pulumi program file under Pulumi's mocks, once, in this process; print what it registered.
 
-The process setup is the one ``tests/pulumi_harness.py`` uses (``set_mocks``, ``set_all_config`` with
+The process setup is the one ``tests/support/pulumi_harness.py`` uses (``set_mocks``, ``set_all_config`` with
 JSON strings, ``runpy`` under ``@pulumi.runtime.test``), with mocks that only count registrations so
 the mocks themselves keep nothing alive. Both our program (``__main__.py``) and the floor
 (``bench/floor_program.py``) run through here, one fresh process per run::

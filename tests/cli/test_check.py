@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import typer
-import yaml
 from typer.testing import CliRunner
 
 from components.program import MANAGER_NAME, NAMESPACE_NAME
@@ -19,7 +18,9 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.policy.runner import evaluate
 from flyte_apps.policy.wire import MANAGER_COMPONENT_NAME, NAMESPACE_LOGICAL_NAME, WireResource, to_wire
-from tests.support.config import REPO_ROOT, minimal_config
+from tests.support.cli import command_app
+from tests.support.config import REPO_ROOT, minimal_config, write_stack
+from tests.support.manager import MANAGER_IMAGE
 from tests.support.pulumi_harness import install, run_program
 
 KSVC = c.TYPE_KSERVICE
@@ -39,25 +40,12 @@ UNBOUNDED = (
 
 @pytest.fixture
 def app() -> typer.Typer:
-    """A typer app with only ``check`` registered (the callback keeps it a command group)."""
-    cli = typer.Typer()
-
-    @cli.callback()
-    def _root() -> None:
-        """Test root."""
-
-    register(cli)
-    return cli
+    """A typer app with only ``check`` registered."""
+    return command_app(register)
 
 
 def run(app: typer.Typer, *args: str) -> Any:
     return CliRunner().invoke(app, ["check", *args])
-
-
-def write_config(tmp_path: Path, config: dict[str, Any], name: str = "Pulumi.review.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump({"config": config}), encoding="utf-8")
-    return path
 
 
 def write_policy(tmp_path: Path, content: object) -> Path:
@@ -95,7 +83,7 @@ def manager_config() -> dict[str, Any]:
     limit) and the Knative config patches, whose config-defaults raises the maximum to 3600 s."""
     config = mixed_config()
     config["flyte-apps:manager"] = {
-        "image": "ghcr.io/flyteorg/flyte:v2.0.0",
+        "image": MANAGER_IMAGE,
         "resources": {"limits": {"cpu": None}},
     }
     config["flyte-apps:knative"] = {"manageConfig": True}
@@ -115,7 +103,7 @@ def test_dev_stack_passes_with_no_mandatory_violation(app: typer.Typer) -> None:
 
 
 def test_advisory_violations_print_one_line_each_and_exit_0(app: typer.Typer, tmp_path: Path) -> None:
-    result = run(app, "--config", str(write_config(tmp_path, nginx_config())))
+    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())))
     assert result.exit_code == 0, result.output
     name = "myapp-proj-dev-kservice"
     assert result.stdout.splitlines() == [
@@ -127,7 +115,7 @@ def test_advisory_violations_print_one_line_each_and_exit_0(app: typer.Typer, tm
 
 
 def test_a_mandatory_violation_exits_1(app: typer.Typer, tmp_path: Path) -> None:
-    result = run(app, "--config", str(write_config(tmp_path, mixed_config())))
+    result = run(app, "--config", str(write_stack(tmp_path, mixed_config())))
     assert result.exit_code == 1, result.output
     assert (
         f"MANDATORY request-timeout-within-knative-max {KSVC} myapp-proj-dev-kservice: "
@@ -143,7 +131,7 @@ def test_a_mandatory_violation_exits_1(app: typer.Typer, tmp_path: Path) -> None
 
 
 def test_json_output_is_a_list_of_violation_objects(app: typer.Typer, tmp_path: Path) -> None:
-    result = run(app, "--config", str(write_config(tmp_path, nginx_config())), "-o", "json")
+    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())), "-o", "json")
     assert result.exit_code == 0, result.output
     violations = json.loads(result.stdout)
     assert violations[1] == {
@@ -169,7 +157,7 @@ def test_json_output_of_a_clean_stack_is_an_empty_list(app: typer.Typer) -> None
 
 def test_all_mandatory_makes_advisories_blocking(app: typer.Typer, tmp_path: Path) -> None:
     policy = write_policy(tmp_path, {"all": "mandatory"})
-    result = run(app, "--config", str(write_config(tmp_path, nginx_config())), "--policy-config", str(policy))
+    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())), "--policy-config", str(policy))
     assert result.exit_code == 1
     assert [line.split()[0] for line in result.stdout.splitlines()] == ["MANDATORY"] * 3
 
@@ -178,7 +166,7 @@ def test_a_policys_own_level_wins_over_all(app: typer.Typer, tmp_path: Path) -> 
     policy = write_policy(
         tmp_path, {"all": "mandatory", "image-pinned": "advisory", "resources-set": "disabled"}
     )
-    result = run(app, "--config", str(write_config(tmp_path, nginx_config())), "--policy-config", str(policy))
+    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())), "--policy-config", str(policy))
     assert [line.split()[:2] for line in result.stdout.splitlines()] == [
         ["MANDATORY", "autoscaling-bounded"],
         ["ADVISORY", "image-pinned"],
@@ -207,20 +195,20 @@ def test_require_digest_setting_reaches_the_rule(app: typer.Typer, tmp_path: Pat
 @pytest.mark.parametrize("level", ["disabled", {"enforcementLevel": "disabled"}])
 def test_disabled_rules_do_not_run(app: typer.Typer, tmp_path: Path, level: object) -> None:
     policy = write_policy(tmp_path, {"image-pinned": level, "resources-set": "disabled"})
-    result = run(app, "--config", str(write_config(tmp_path, nginx_config())), "--policy-config", str(policy))
+    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())), "--policy-config", str(policy))
     assert result.exit_code == 0
     assert [line.split()[1] for line in result.stdout.splitlines()] == ["autoscaling-bounded"]
 
 
 def test_everything_disabled_prints_nothing(app: typer.Typer, tmp_path: Path) -> None:
     policy = write_policy(tmp_path, {"all": "disabled"})
-    result = run(app, "--config", str(write_config(tmp_path, mixed_config())), "--policy-config", str(policy))
+    result = run(app, "--config", str(write_stack(tmp_path, mixed_config())), "--policy-config", str(policy))
     assert (result.exit_code, result.stdout) == (0, "")
 
 
 def test_remediate_counts_as_mandatory(app: typer.Typer, tmp_path: Path) -> None:
     policy = write_policy(tmp_path, {"image-pinned": "remediate"})
-    result = run(app, "--config", str(write_config(tmp_path, nginx_config())), "--policy-config", str(policy))
+    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())), "--policy-config", str(policy))
     assert result.exit_code == 1
     assert (
         f"MANDATORY image-pinned {KSVC} myapp-proj-dev-kservice: {NGINX_LATEST}" in result.stdout.splitlines()
@@ -231,7 +219,7 @@ def test_max_revision_timeout_setting_raises_the_limit(app: typer.Typer, tmp_pat
     policy = write_policy(
         tmp_path, {"request-timeout-within-knative-max": {"maxRevisionTimeoutSeconds": 3600}}
     )
-    result = run(app, "--config", str(write_config(tmp_path, mixed_config())), "--policy-config", str(policy))
+    result = run(app, "--config", str(write_stack(tmp_path, mixed_config())), "--policy-config", str(policy))
     assert result.exit_code == 0, result.output
     assert "request-timeout-within-knative-max" not in result.stdout
 
@@ -299,13 +287,13 @@ def test_missing_policy_config_exits_2(app: typer.Typer, tmp_path: Path) -> None
 
 
 def test_stack_and_config_together_exit_2(app: typer.Typer, tmp_path: Path) -> None:
-    result = run(app, "--stack", "dev", "--config", str(write_config(tmp_path, nginx_config())))
+    result = run(app, "--stack", "dev", "--config", str(write_stack(tmp_path, nginx_config())))
     assert result.exit_code == 2
     assert "error: give --stack or --config, not both" in result.stderr
 
 
 def test_bad_stack_config_exits_2_with_its_problems(app: typer.Typer, tmp_path: Path) -> None:
-    result = run(app, "--config", str(write_config(tmp_path, minimal_config(container={"image": ""}))))
+    result = run(app, "--config", str(write_stack(tmp_path, minimal_config(container={"image": ""}))))
     assert result.exit_code == 2
     assert "error: flyte-apps:apps[0].container.image: must not be empty" in result.stderr
     assert result.stdout == ""
@@ -329,12 +317,9 @@ def test_logical_names_are_the_programs() -> None:
 
 def registered_as_wire(config: dict[str, Any]) -> list[WireResource]:
     """Run ``__main__.py`` under mocks; every registration as the pack would receive it."""
-    mocks, _ = install(config)
+    capture, _ = install(config)
     run_program()
-    return [
-        WireResource(r.typ, r.name, r.inputs, f"urn:pulumi:dev::flyte-apps::{r.typ}::{r.name}")
-        for r in mocks.resources
-    ]
+    return [WireResource(r.typ, r.name, r.inputs, r.urn) for r in capture.registered]
 
 
 @pytest.mark.parametrize("adopt", [False, True], ids=["created-namespace", "adopted-namespace"])
@@ -359,7 +344,7 @@ def test_rules_on_the_programs_registrations_find_what_check_prints(
     app: typer.Typer, tmp_path: Path, config: dict[str, Any]
 ) -> None:
     from_program = evaluate(registered_as_wire(config))
-    result = run(app, "--config", str(write_config(tmp_path, config, "Pulumi.dev.yaml")), "-o", "json")
+    result = run(app, "--config", str(write_stack(tmp_path, config, "Pulumi.dev.yaml")), "-o", "json")
     from_check = json.loads(result.stdout)
     assert from_check, "the config was meant to violate something"
     assert sorted(json.dumps(v, sort_keys=True) for v in from_check) == sorted(

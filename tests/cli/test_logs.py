@@ -17,20 +17,14 @@ from flyte_apps.kube.retry import RetryPolicy
 from tests.fakes.kube_api import FakeKubeApi
 from tests.kube.test_logs import KSVC, NS, at, drive, log_requests, serving, wait_until
 from tests.kube.test_logs import watchdog as watchdog
+from tests.support.cli import command_app
 
 RETRY = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.02, sleep=lambda _: None)
 APP_ARGS = ("myapp", "--project", "proj", "--domain", "dev", "--namespace", NS)
 
 
 def cli() -> typer.Typer:
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-
-    @app.callback()
-    def _root() -> None:
-        """flyte-apps"""
-
-    register(app, poll_interval=0.05, retry=RETRY)
-    return app
+    return command_app(lambda app: register(app, poll_interval=0.05, retry=RETRY))
 
 
 def run(server: FakeKubeApi, *args: str, app_args: tuple[str, ...] = APP_ARGS) -> Result:

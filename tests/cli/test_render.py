@@ -11,13 +11,7 @@ from typer.testing import CliRunner
 from flyte_apps.cli.main import app
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.yamlout import to_yaml
-from tests.support.config import REPO_ROOT, minimal_config
-
-
-def write_stack(tmp_path: Path, config: dict[str, Any], name: str = "Pulumi.test.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump({"config": config}), encoding="utf-8")
-    return path
+from tests.support.config import REPO_ROOT, minimal_config, write_stack
 
 
 def run(*args: str) -> Any:
@@ -127,8 +121,13 @@ def test_default_stack_renders_without_warnings() -> None:
 def test_example_stack_urls() -> None:
     plan = plan_stack(yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text())["config"])
     urls = {app.key: (app.public_url, app.internal_url) for app in plan.apps}
+    assert urls["flytesnacks/development/dashboard"] == (
+        "http://dashboard-flytesnacks-development.localhost:30081",
+        "http://dashboard-flytesnacks-development.flyte.svc.cluster.local",
+    )
+    # Stopped (cluster-local by upstream's stop patch) and cluster-local apps have no public URL.
     assert urls["flytesnacks/development/notebook"] == (
-        "http://notebook-flytesnacks-development.localhost:30081",
+        None,
         "http://notebook-flytesnacks-development.flyte.svc.cluster.local",
     )
     assert urls["ml-serving/production/feature-store"][0] is None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import socket
 import threading
@@ -12,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 import yaml
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.app import replica_definition_pb2 as replica_pb
@@ -23,29 +21,17 @@ from typer.testing import CliRunner, Result
 from flyte_apps.cli import status as status_command
 from flyte_apps.cli import watch as watch_command
 from flyte_apps.core import constants as c
-from flyte_apps.core.plan import plan_stack
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, REVISIONS
-from tests.support.config import minimal_config
+from tests.support.cli import command_app
+from tests.support.config import MINIMAL_NAMESPACE as NS
+from tests.support.config import minimal_config, minimal_kservice, write_stack
 
-NS = "flyte"
 BASE_DOMAIN = "apps.example.com"
 
 
-def cli() -> typer.Typer:
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-
-    @app.callback()
-    def _root() -> None:
-        """flyte-apps (test build)."""
-
-    status_command.register(app)
-    watch_command.register(app)
-    return app
-
-
 def run(*args: str) -> Result:
-    return CliRunner().invoke(cli(), list(args))
+    return CliRunner().invoke(command_app(status_command.register, watch_command.register), list(args))
 
 
 def cluster(server: FakeKubeApi) -> list[str]:
@@ -62,7 +48,7 @@ def config_for(*apps: dict[str, Any]) -> dict[str, Any]:
 
 def deploy(server: FakeKubeApi, **app: Any) -> str:
     """Create the KService the stack renders for one app (default proj/dev/myapp); its name."""
-    manifest = copy.deepcopy(plan_stack(minimal_config(**app)).apps[0].kservice)
+    manifest = minimal_kservice(**app)
     server.create(KSERVICES, manifest, NS)
     return str(manifest["metadata"]["name"])
 
@@ -74,10 +60,8 @@ def running(server: FakeKubeApi, name: str, *, pods: int = 1) -> None:
     server.add_revision_pods(NS, name, revision, count=pods)
 
 
-def write_stack(tmp_path: Path, raw: dict[str, Any]) -> list[str]:
-    path = tmp_path / "Pulumi.test.yaml"
-    path.write_text(yaml.safe_dump({"config": raw}), encoding="utf-8")
-    return ["--config", str(path), "--project-dir", str(tmp_path)]
+def stack_args(tmp_path: Path, raw: dict[str, Any]) -> list[str]:
+    return ["--config", str(write_stack(tmp_path, raw)), "--project-dir", str(tmp_path)]
 
 
 @contextmanager
@@ -91,21 +75,28 @@ def later(seconds: float, action: Callable[[], object]) -> Iterator[None]:
 
 
 @pytest.fixture
-def closed_port_kubeconfig(tmp_path: Path) -> Path:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-        "users": [{"name": "u", "user": {"token": FAKE_TOKEN}}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "x",
-    }
-    path = tmp_path / "closed-kubeconfig"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path
+def closed_port_kubeconfig(tmp_path: Path) -> Iterator[Path]:
+    """A kubeconfig naming a local port that refuses connections for the whole test.
+
+    Regression: the port used to be bound, released, then used, so another process could take it
+    in between and the test saw a live server (or a hang) instead of a refusal. Now a socket keeps
+    the port bound, without SO_REUSEADDR so no one else can bind it, and never listens: on Linux a
+    connect to a bound port with no listener is refused at once (ECONNREFUSED).
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+            "users": [{"name": "u", "user": {"token": FAKE_TOKEN}}],
+            "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+            "current-context": "x",
+        }
+        path = tmp_path / "closed-kubeconfig"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        yield path
 
 
 # --- status ----------------------------------------------------------------------------------------
@@ -166,7 +157,7 @@ def test_status_flags_spec_and_stop_drift_from_the_stack(kube_server: FakeKubeAp
     kube_server.patch(
         KSERVICES, NS, name, {"metadata": {"annotations": annotations}}
     )  # changed in Flyte's UI
-    stack = write_stack(tmp_path, config_for({}, {"name": "second", "stopped": True}, {"name": "third"}))
+    stack = stack_args(tmp_path, config_for({}, {"name": "second", "stopped": True}, {"name": "third"}))
     assert kube_server.kubeconfig_path is not None
     result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path))
     assert result.exit_code == 0, result.stderr
@@ -235,7 +226,7 @@ def test_status_against_an_unreachable_cluster_exits_3_with_one_line(closed_port
 
 
 def test_status_with_a_bad_stack_config_exits_2(tmp_path: Path) -> None:
-    result = run("status", *write_stack(tmp_path, {"flyte-apps:apps": [{"name": "x"}]}))
+    result = run("status", *stack_args(tmp_path, {"flyte-apps:apps": [{"name": "x"}]}))
     assert result.exit_code == 2
     assert "error: flyte-apps:apps[0].container: is required" in result.stderr
 

@@ -7,19 +7,23 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.program import ClusterSettings, deploy, stack_exports
+from components.manager import TYPE_FLYTE_MANAGER
+from components.program import MANAGER_NAME, ClusterSettings, deploy, stack_exports
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
 from tests.support.config import minimal_config
 from tests.support.pulumi_harness import install, run_program
+from tests.support.tokens import TYPE_PROVIDER
+
+PROVIDER = "kubernetes"
 
 
 def test_program_registers_exactly_what_render_prints(example_config: dict[str, Any]) -> None:
-    mocks, _ = install(example_config)
+    capture, _ = install(example_config)
     run_program()
     registered = {
         (r.inputs["kind"], r.inputs["metadata"].get("namespace", ""), r.inputs["metadata"]["name"]): r
-        for r in mocks.resources
+        for r in capture.registered
         if r.typ.startswith("kubernetes:") and "providers" not in r.typ
     }
     rendered = {(obj.kind, obj.namespace, obj.name): obj for obj in plan_stack(example_config).objects()}
@@ -32,67 +36,102 @@ def test_program_registers_exactly_what_render_prints(example_config: dict[str, 
 
 
 def test_each_app_is_a_flyte_app_component_parenting_its_kservice(example_config: dict[str, Any]) -> None:
-    mocks, _ = install(example_config)
+    capture, _ = install(example_config)
     run_program()
-    components = mocks.of_type(c.TYPE_FLYTE_APP)
-    services = mocks.of_type(c.TYPE_KSERVICE)
-    assert sorted(r.name for r in components) == sorted(s.inputs["metadata"]["name"] for s in services)
-    assert sorted(s.name for s in services) == sorted(f"{r.name}-kservice" for r in components)
-    assert all(s.provider and "pulumi:providers:kubernetes::kubernetes" in s.provider for s in services)
+    provider = capture.one(TYPE_PROVIDER, PROVIDER)
+    components = capture.of_type(c.TYPE_FLYTE_APP)
+    assert len(components) == len(plan_stack(example_config).apps) == 4
+    for component in components:
+        kservice = capture.one(c.TYPE_KSERVICE, f"{component.name}-kservice")
+        assert kservice.inputs["metadata"]["name"] == component.name, kservice.urn
+        assert kservice.parent == component.urn, kservice.urn
+        assert kservice.provider_urn == provider.urn, kservice.urn
+    assert len(capture.of_type(c.TYPE_KSERVICE)) == len(components)
+
+
+@pytest.mark.parametrize("adopt", [False, True], ids=["created-namespace", "adopted-namespace"])
+def test_apps_and_the_manager_wait_for_the_namespace(example_config: dict[str, Any], adopt: bool) -> None:
+    example_config["flyte-apps:platform"] = {
+        **example_config.get("flyte-apps:platform", {}),
+        "adoptNamespace": adopt,
+    }
+    capture, _ = install(example_config)
+    run_program()
+    (namespace,) = capture.of_type(c.TYPE_NAMESPACE_PATCH if adopt else c.TYPE_NAMESPACE)
+    waiting = [*capture.of_type(c.TYPE_FLYTE_APP), *capture.of_type(TYPE_FLYTE_MANAGER)]
+    assert len(waiting) == 5, "four apps and the manager"
+    for component in waiting:
+        assert namespace.urn in component.explicit_dependencies, component.urn
+
+
+def test_manager_children_are_parented_by_it_and_use_the_programs_provider(
+    example_config: dict[str, Any],
+) -> None:
+    """What it waits for inside is ``test_manager_program``'s; this is the program's wiring."""
+    capture, _ = install(example_config)
+    run_program()
+    manager = capture.one(TYPE_FLYTE_MANAGER, MANAGER_NAME)
+    provider = capture.one(TYPE_PROVIDER, PROVIDER)
+    children = capture.children_of(manager)
+    assert sorted(r.name for r in children) == sorted(
+        f"{MANAGER_NAME}-{obj.kind.lower()}-{obj.name}" for obj in plan_stack(example_config).manager
+    )
+    for child in children:
+        assert child.provider_urn == provider.urn, child.urn
 
 
 def test_program_builds_one_explicit_provider_from_stack_cluster_settings() -> None:
     config = minimal_config()
     config["kubernetes:context"] = "kind-flyte"
     config["flyte-apps:platform"] = {"renderYamlToDirectory": "rendered"}
-    mocks, _ = install(config)
+    capture, _ = install(config)
     run_program()
-    providers = mocks.of_type("pulumi:providers:kubernetes")
+    providers = capture.of_type(TYPE_PROVIDER)
     assert len(providers) == 1
     assert providers[0].inputs["context"] == "kind-flyte"
     assert providers[0].inputs["renderYamlToDirectory"] == "rendered"
 
 
 def test_namespace_is_created_and_retained_by_default() -> None:
-    mocks, _ = install(minimal_config())
+    capture, _ = install(minimal_config())
     run_program()
-    (namespace,) = mocks.of_type(c.TYPE_NAMESPACE)
+    (namespace,) = capture.of_type(c.TYPE_NAMESPACE)
     assert namespace.inputs["metadata"] == {
         "name": "flyte",
         "labels": {"app.kubernetes.io/managed-by": "pulumi"},
     }
-    assert mocks.of_type(c.TYPE_NAMESPACE_PATCH) == []
+    assert capture.of_type(c.TYPE_NAMESPACE_PATCH) == []
 
 
 def test_adopted_namespace_is_patched_not_created() -> None:
     config = minimal_config()
     config["flyte-apps:platform"] = {"adoptNamespace": True, "namespace": "apps"}
-    mocks, _ = install(config)
+    capture, _ = install(config)
     run_program()
-    assert mocks.of_type(c.TYPE_NAMESPACE) == []
-    (patch,) = mocks.of_type(c.TYPE_NAMESPACE_PATCH)
+    assert capture.of_type(c.TYPE_NAMESPACE) == []
+    (patch,) = capture.of_type(c.TYPE_NAMESPACE_PATCH)
     assert patch.inputs["metadata"]["name"] == "apps"
 
 
 def test_config_errors_register_nothing_and_log_every_problem() -> None:
     config = minimal_config(container={"image": ""}, autoscaling={"target": 5})
-    mocks, logs = install(config)
+    capture, logs = install(config)
     with pytest.raises(pulumi.RunError, match="2 problem"):
         run_program()
-    assert [r.typ for r in mocks.resources if r.typ != "pulumi:pulumi:Stack"] == []
+    assert [r.typ for r in capture.registered] == []
     errors = [r.getMessage() for r in logs.records if r.levelno >= 40]
     assert "flyte-apps:apps[0].container.image: must not be empty" in errors
     assert "flyte-apps:apps[0].autoscaling.target: needs a metric (concurrency or rps)" in errors
 
 
 def test_encrypted_config_value_is_refused() -> None:
-    mocks, logs = install(minimal_config(), secret_keys=["flyte-apps:apps"])
+    capture, logs = install(minimal_config(), secret_keys=["flyte-apps:apps"])
     with pytest.raises(pulumi.RunError):
         run_program()
     assert "flyte-apps:apps: encrypted (secure:) values are not supported here" in [
         r.getMessage() for r in logs.records
     ]
-    assert [r.typ for r in mocks.resources if r.typ != "pulumi:pulumi:Stack"] == []
+    assert [r.typ for r in capture.registered] == []
 
 
 def test_stack_exports_apps_by_identity(example_config: dict[str, Any]) -> None:
@@ -101,10 +140,13 @@ def test_stack_exports_apps_by_identity(example_config: dict[str, Any]) -> None:
     assert values["flytesnacks/development/notebook"] == {
         "kserviceName": "notebook-flytesnacks-development",
         "namespace": "flyte",
-        "publicUrl": "http://notebook-flytesnacks-development.localhost:30081",
+        "publicUrl": None,  # stopped: cluster-local, so no public URL
         "internalUrl": "http://notebook-flytesnacks-development.flyte.svc.cluster.local",
         "specSha": plan.apps[-1].blob.sha,
     }
+    assert values["flytesnacks/development/dashboard"]["publicUrl"] == (
+        "http://dashboard-flytesnacks-development.localhost:30081"
+    )
     assert values["ml-serving/production/feature-store"]["publicUrl"] is None
     assert sorted(values) == sorted(app.key for app in plan.apps)
 

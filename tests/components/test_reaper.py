@@ -17,11 +17,10 @@ from components.reaper import RevisionReaperProvider
 from flyte_apps.core import constants as c
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, REVISIONS
+from tests.support.config import MINIMAL_KSERVICE as KSVC
+from tests.support.config import MINIMAL_NAMESPACE as NAMESPACE
 from tests.support.config import minimal_config
 from tests.support.pulumi_harness import install, run_program
-
-NAMESPACE = "flyte"
-KSVC = "myapp-proj-dev"
 
 
 def two_apps(*, stopped: bool) -> dict[str, Any]:
@@ -31,9 +30,9 @@ def two_apps(*, stopped: bool) -> dict[str, Any]:
 
 
 def reaper_inputs(config: dict[str, Any]) -> list[dict[str, Any]]:
-    mocks, _ = install(config)
+    capture, _ = install(config)
     run_program()
-    return [r.inputs for r in mocks.of_type(c.TYPE_REVISION_REAPER)]
+    return [r.inputs for r in capture.of_type(c.TYPE_REVISION_REAPER)]
 
 
 def test_stopped_apps_get_exactly_one_reaper_and_running_apps_none() -> None:
@@ -44,14 +43,22 @@ def test_stopped_apps_get_exactly_one_reaper_and_running_apps_none() -> None:
     assert reaper_inputs(two_apps(stopped=False)) == []
 
 
-def test_reaper_depends_on_the_kservice_and_uses_the_platform_timeout() -> None:
+def test_reaper_is_a_child_of_its_app_waiting_for_the_kservice() -> None:
+    capture, _ = install(minimal_config(stopped=True))
+    run_program()
+    app = capture.one(c.TYPE_FLYTE_APP, KSVC)
+    kservice = capture.one(c.TYPE_KSERVICE, f"{KSVC}-kservice")
+    reaper = capture.one(c.TYPE_REVISION_REAPER, f"{KSVC}-reaper")
+    assert reaper.parent == app.urn, reaper.urn
+    assert kservice.urn in reaper.explicit_dependencies, reaper.urn
+    assert reaper.provider is None, "a dynamic resource: not the kubernetes provider"
+
+
+def test_reaper_uses_the_platform_timeout() -> None:
     config = minimal_config(stopped=True)
     config["flyte-apps:platform"] = {"reaperTimeout": "2m"}
-    mocks, _ = install(config)
-    run_program()
-    (reaper,) = mocks.of_type(c.TYPE_REVISION_REAPER)
-    assert reaper.inputs["timeout_seconds"] == 120
-    assert reaper.provider is None or "kubernetes" not in reaper.provider
+    (inputs,) = reaper_inputs(config)
+    assert inputs["timeout_seconds"] == 120
 
 
 def test_render_mode_registers_no_reaper() -> None:

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from flyte_apps.cli.main import app as cli_app
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.stack import StackConfig, load_stack_config
+from tests.support.config import write_stack
 
 PREFIX: Final = "flyte-apps:"
 PLATFORM: Final = "flyte-apps:platform"
@@ -718,12 +718,6 @@ def test_autoscaling_number_beyond_the_spec_uint32_is_a_config_error(
 # --------------------------------------------------------------------------------------------------
 # The CLI: one line per problem on stderr, nothing on stdout, exit 2
 # --------------------------------------------------------------------------------------------------
-
-
-def write_stack(directory: Path, raw: Mapping[str, Any]) -> Path:
-    path = directory / "Pulumi.x.yaml"
-    path.write_text(yaml.safe_dump({"config": dict(raw)}, sort_keys=False), encoding="utf-8")
-    return path
 
 
 def render(directory: Path, raw: Mapping[str, Any]) -> tuple[int, str, str]:

@@ -19,13 +19,11 @@ from flyte_apps.core.knative_settings import KnativeConfig, build_knative_object
 from flyte_apps.core.manager.models import ManagerConfig, load_manager_config
 from flyte_apps.core.manager.objects import build_manager_objects, manager_urls
 from flyte_apps.core.objects import RenderedObject
-from flyte_apps.core.stack import load_stack_config
-from tests.support.config import REPO_ROOT, SHARED_DIR
+from tests.support.config import KUBERNETES_VERSION, REPO_ROOT, SHARED_DIR
+from tests.support.manager import MANAGER_IMAGE as IMAGE
+from tests.support.manager import platform
 
-# The newest schema set kubernetes-validate 1.37.0 ships (it carries 1.25 .. 1.37).
-KUBERNETES_VERSION = "1.37.0"
 UPSTREAM_CRD = SHARED_DIR / "schemas" / "flyte.org_taskactions.yaml"
-IMAGE = "ghcr.io/flyteorg/flyte:v2.0.0"
 LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/name": "flyte-manager"}
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"}
 CRUD = ("create", "delete", "get", "list", "patch", "update", "watch")
@@ -36,10 +34,6 @@ POSTGRES = {
     "username": "flyte",
     "passwordSecret": {"name": "flyte-db", "key": "password"},
 }
-
-
-def platform(**settings: Any) -> PlatformConfig:
-    return load_stack_config({"flyte-apps:platform": settings}).platform
 
 
 def manager(raw: dict[str, Any] | None = None, on: PlatformConfig | None = None) -> ManagerConfig:

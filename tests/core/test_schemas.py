@@ -23,16 +23,13 @@ import yaml
 
 from flyte_apps.cli.stackfile import read_stack_config
 from flyte_apps.core import constants as c
+from flyte_apps.core.objects import Manifest
 from flyte_apps.core.plan import StackPlan, plan_stack
-from tests.support.config import REPO_ROOT, SHARED_DIR
+from tests.support.config import KUBERNETES_VERSION, REPO_ROOT, SHARED_DIR
 
 KNATIVE_SERVICE_CRD: Final = SHARED_DIR / "schemas" / "knative-serving-v1-service-crd.yaml"
 KNATIVE_CRD_VERSION: Final = "v1"
 
-KUBERNETES_VERSION: Final = "1.37.0"
-"""The Kubernetes version core objects are validated against (newest that kubernetes-validate ships)."""
-
-Manifest = dict[str, Any]
 Validator = Any
 """A jsonschema validator (the package ships no type information)."""
 

@@ -14,13 +14,13 @@ from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.secrets import decode_secret_text, encode_secret, secret_text
 from flyte_apps.core.spec import decode_spec
 from flyte_apps.core.stack import load_stack_config
-from tests.support.config import minimal_config
+from tests.support.config import minimal_config, minimal_kservice
 
 MY_SECRET = {"group": "my_group", "key": "my_key", "mountRequirement": "ENV_VAR"}
 
 
 def template_metadata(**app: Any) -> dict[str, Any]:
-    return plan_stack(minimal_config(**app)).apps[0].kservice["spec"]["template"]["metadata"]  # type: ignore[no-any-return]
+    return minimal_kservice(**app)["spec"]["template"]["metadata"]  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(

@@ -24,10 +24,9 @@ from pulumi_policy import EnforcementLevel
 from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.plan import plan_stack
 from flyte_apps.policy.pack import PACK_NAME, build_policies
 from flyte_apps.policy.registry import RULES, ResourceRule
-from tests.support.config import REPO_ROOT, minimal_config
+from tests.support.config import REPO_ROOT, minimal_kservice
 
 POLICIES = REPO_ROOT / "policies"
 PORT_TIMEOUT_S = 60
@@ -92,10 +91,6 @@ def analyze(pack: Pack, props: dict[str, Any], typ: str = c.TYPE_KSERVICE) -> li
     return list(pack.stub.Analyze(request, timeout=30).diagnostics)
 
 
-def kservice(**app: Any) -> dict[str, Any]:
-    return plan_stack(minimal_config(**app)).apps[0].kservice
-
-
 # --------------------------------------------------------------------------------------------------
 # The running pack
 # --------------------------------------------------------------------------------------------------
@@ -120,7 +115,7 @@ def test_pack_reports_every_rule_with_its_level_and_schema(pack: Pack) -> None:
 
 
 def test_pack_reports_a_violation_naming_the_field(pack: Pack) -> None:
-    diagnostics = analyze(pack, kservice(container={"image": "nginx:latest"}))
+    diagnostics = analyze(pack, minimal_kservice(container={"image": "nginx:latest"}))
     by_policy = {d.policyName: d for d in diagnostics}
     assert set(by_policy) == {"image-pinned", "resources-set", "autoscaling-bounded"}
     pinned = by_policy["image-pinned"]
@@ -136,11 +131,11 @@ def test_pack_passes_a_rendered_app_that_breaks_no_rule(pack: Pack) -> None:
         },
         "autoscaling": {"maxReplicas": 3},
     }
-    assert analyze(pack, kservice(**app)) == []
+    assert analyze(pack, minimal_kservice(**app)) == []
 
 
 def test_pack_survives_unknown_values_during_preview(pack: Pack) -> None:
-    props = kservice(container={"image": "nginx:latest"})
+    props = minimal_kservice(container={"image": "nginx:latest"})
     props["metadata"]["name"] = UNKNOWN_STRING_VALUE
     props["spec"]["template"]["spec"]["containers"][0]["image"] = UNKNOWN_STRING_VALUE
     props["spec"]["template"]["metadata"] = UNKNOWN_OBJECT_VALUE
@@ -151,7 +146,7 @@ def test_pack_survives_unknown_values_during_preview(pack: Pack) -> None:
 
 
 def test_pack_runs_stack_rules_and_names_the_offending_resource(pack: Pack) -> None:
-    props = kservice()
+    props = minimal_kservice()
     resources = [
         analyzer_pb2.AnalyzerResource(type=c.TYPE_KSERVICE, properties=struct(props), urn=urn, name=urn[-1])
         for urn in ("urn:x::a", "urn:x::b")
@@ -171,7 +166,7 @@ def test_pack_config_sets_levels_and_settings(pack: Pack) -> None:
         analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={"image-pinned": config}), timeout=30
     )
     try:
-        diagnostics = analyze(pack, kservice(container={"image": "nginx:1.27"}))
+        diagnostics = analyze(pack, minimal_kservice(container={"image": "nginx:1.27"}))
         (pinned,) = [d for d in diagnostics if d.policyName == "image-pinned"]
         assert pinned.enforcementLevel == analyzer_pb2.MANDATORY
         assert "requireDigest is set" in pinned.message

@@ -24,14 +24,8 @@ from pulumi_policy.proxy import (
 )
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.config.models import PlatformConfig
-from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.knative_settings import KnativeConfig, build_knative_objects
-from flyte_apps.core.manager.models import load_manager_config
-from flyte_apps.core.manager.objects import build_manager_objects
-from flyte_apps.core.objects import RenderedObject
 from flyte_apps.core.plan import plan_stack
-from flyte_apps.core.stack import load_stack_config
 from flyte_apps.policy.pod_rules import image_problem, looks_like_credential
 from flyte_apps.policy.registry import RULES, RULES_BY_NAME, Level, ResourceRule, StackRule
 from flyte_apps.policy.runner import SUPPORTED_SCHEMA_KEYWORDS, schema_problem
@@ -43,23 +37,18 @@ from flyte_apps.policy.wire import (
     plain,
     to_wire,
 )
-from tests.support.config import REPO_ROOT, minimal_config
+from tests.support.config import REPO_ROOT, minimal_config, minimal_kservice
+from tests.support.manager import POSTGRES, manager_objects, platform
+from tests.support.tokens import (
+    TYPE_CLUSTER_ROLE,
+    TYPE_CONFIG_MAP,
+    TYPE_CONFIG_MAP_PATCH,
+    TYPE_DEPLOYMENT,
+    TYPE_ROLE,
+)
+from tests.support.tokens import TYPE_SERVICE as TYPE_CORE_SERVICE
 
-TYPE_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-TYPE_CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
-TYPE_CONFIG_MAP_PATCH = "kubernetes:core/v1:ConfigMapPatch"
-TYPE_CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
-TYPE_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
-TYPE_CORE_SERVICE = "kubernetes:core/v1:Service"
-MANAGER_IMAGE = "ghcr.io/flyteorg/flyte:v2.0.0"
 DIGEST = "sha256:" + "a" * 64
-POSTGRES = {
-    "type": "postgres",
-    "host": "db",
-    "dbname": "flyte",
-    "username": "flyte",
-    "passwordSecret": {"name": "db", "key": "pw"},
-}
 FULL_RESOURCES = {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}}
 
 
@@ -102,25 +91,8 @@ def check_stack(
     return collect.reports
 
 
-def kservice(**app: Any) -> dict[str, Any]:
-    """The KService ``render`` builds for one app (proj/dev/myapp unless overridden)."""
-    return copy.deepcopy(plan_stack(minimal_config(**app)).apps[0].kservice)
-
-
 def as_resource(manifest: dict[str, Any], name: str, typ: str = c.TYPE_KSERVICE) -> WireResource:
     return WireResource(typ, name, manifest, f"urn:pulumi:dev::flyte-apps::{typ}::{name}")
-
-
-def platform(**settings: Any) -> PlatformConfig:
-    return load_stack_config({"flyte-apps:platform": settings}).platform
-
-
-def manager_objects(raw: dict[str, Any] | None = None, **settings: Any) -> list[RenderedObject]:
-    on = platform(**settings)
-    problems: list[ConfigProblem] = []
-    loaded = load_manager_config({"image": MANAGER_IMAGE, **(raw or {})}, on, problems)
-    assert loaded is not None, problems
-    return build_manager_objects(loaded, on)
 
 
 def manager_wire(raw: dict[str, Any] | None = None, **settings: Any) -> list[WireResource]:
@@ -208,7 +180,7 @@ def test_rule_modules_import_neither_pulumi_nor_the_policy_sdk() -> None:
 
 
 def test_rendered_kservice_name_is_valid() -> None:
-    assert check("kservice-name-valid", kservice()) == []
+    assert check("kservice-name-valid", minimal_kservice()) == []
 
 
 @pytest.mark.parametrize(
@@ -221,13 +193,13 @@ def test_rendered_kservice_name_is_valid() -> None:
     ],
 )
 def test_kservice_name_that_knative_rejects_is_reported(name: str, complaint: str) -> None:
-    props = kservice()
+    props = minimal_kservice()
     props["metadata"]["name"] = name
     assert any(message.startswith(complaint) for message in check("kservice-name-valid", props))
 
 
 def test_kservice_without_a_name_is_reported() -> None:
-    props = kservice()
+    props = minimal_kservice()
     del props["metadata"]["name"]
     assert check("kservice-name-valid", props) == [
         "metadata.name is not set: Flyte finds an app's KService by its name"
@@ -244,18 +216,18 @@ def test_name_rule_ignores_a_core_service() -> None:
 
 
 def test_distinct_kservices_are_unique() -> None:
-    first, second = kservice(), kservice(name="other")
+    first, second = minimal_kservice(), minimal_kservice(name="other")
     assert check_stack("kservice-names-unique", [as_resource(first, "a"), as_resource(second, "b")]) == []
 
 
 def test_same_name_in_another_namespace_is_fine() -> None:
-    first, second = kservice(), kservice()
+    first, second = minimal_kservice(), minimal_kservice()
     second["metadata"]["namespace"] = "apps"
     assert check_stack("kservice-names-unique", [as_resource(first, "a"), as_resource(second, "b")]) == []
 
 
 def test_two_kservices_with_one_namespace_and_name_are_reported_on_the_second() -> None:
-    first, second = kservice(), kservice()
+    first, second = minimal_kservice(), minimal_kservice()
     resources = [as_resource(first, "a-kservice"), as_resource(second, "b-kservice")]
     assert check_stack("kservice-names-unique", resources) == [
         (
@@ -267,7 +239,7 @@ def test_two_kservices_with_one_namespace_and_name_are_reported_on_the_second() 
 
 
 def test_a_missing_namespace_is_the_default_namespace() -> None:
-    first, second = kservice(), kservice()
+    first, second = minimal_kservice(), minimal_kservice()
     del first["metadata"]["namespace"]
     second["metadata"]["namespace"] = "default"
     reports = check_stack("kservice-names-unique", [as_resource(first, "a"), as_resource(second, "b")])
@@ -284,11 +256,11 @@ def test_a_missing_namespace_is_the_default_namespace() -> None:
 
 @pytest.mark.parametrize("app", [{}, {"stopped": True}, {"visibility": "cluster-local", "org": "acme"}])
 def test_rendered_identity_is_consistent(app: dict[str, Any]) -> None:
-    assert check("flyte-identity-consistent", kservice(**app)) == []
+    assert check("flyte-identity-consistent", minimal_kservice(**app)) == []
 
 
 def test_missing_app_managed_label_is_reported() -> None:
-    props = kservice()
+    props = minimal_kservice()
     del props["metadata"]["labels"][c.LABEL_APP_MANAGED]
     assert check("flyte-identity-consistent", props) == [
         "metadata.labels['flyte.org/app-managed'] is missing, not 'true': Flyte's app service does "
@@ -297,7 +269,7 @@ def test_missing_app_managed_label_is_reported() -> None:
 
 
 def test_identity_label_that_disagrees_with_the_app_id_is_reported() -> None:
-    props = kservice()
+    props = minimal_kservice()
     props["metadata"]["labels"][c.LABEL_PROJECT] = "other"
     assert check("flyte-identity-consistent", props) == [
         "metadata.labels['flyte.org/project'] is 'other', but "
@@ -306,7 +278,7 @@ def test_identity_label_that_disagrees_with_the_app_id_is_reported() -> None:
 
 
 def test_app_id_that_is_not_project_domain_name_is_reported() -> None:
-    props = kservice()
+    props = minimal_kservice()
     props["metadata"]["annotations"][c.ANNOTATION_APP_ID] = "myapp"
     assert check("flyte-identity-consistent", props) == [
         "metadata.annotations['flyte.org/app-id'] is 'myapp', not project/domain/name"
@@ -314,7 +286,7 @@ def test_app_id_that_is_not_project_domain_name_is_reported() -> None:
 
 
 def test_spec_sha_that_is_not_the_hash_of_the_spec_is_reported() -> None:
-    props = kservice()
+    props = minimal_kservice()
     real = props["metadata"]["annotations"][c.ANNOTATION_SPEC_SHA]
     props["metadata"]["annotations"][c.ANNOTATION_SPEC_SHA] = "0000000000000000"
     assert check("flyte-identity-consistent", props) == [
@@ -325,7 +297,7 @@ def test_spec_sha_that_is_not_the_hash_of_the_spec_is_reported() -> None:
 
 def test_spec_of_another_app_is_caught_by_its_sha() -> None:
     # Copying one app's spec onto another without its sha is the mistake this guards against.
-    props, other = kservice(), kservice(container={"image": "nginx:1.28"})
+    props, other = minimal_kservice(), minimal_kservice(container={"image": "nginx:1.28"})
     props["metadata"]["annotations"][c.ANNOTATION_SPEC] = other["metadata"]["annotations"][c.ANNOTATION_SPEC]
     (message,) = check("flyte-identity-consistent", props)
     assert message.startswith("metadata.annotations['flyte.org/spec-sha'] is ")
@@ -342,7 +314,7 @@ def test_spec_of_another_app_is_caught_by_its_sha() -> None:
     ],
 )
 def test_spec_that_flyte_cannot_read_is_reported(spec: str, complaint: str) -> None:
-    props = kservice()
+    props = minimal_kservice()
     props["metadata"]["annotations"][c.ANNOTATION_SPEC] = spec
     assert check("flyte-identity-consistent", props) == [complaint]
 
@@ -356,11 +328,11 @@ def test_spec_that_flyte_cannot_read_is_reported(spec: str, complaint: str) -> N
     "app", [{"stopped": True}, {}, {"autoscaling": {"minReplicas": 2, "maxReplicas": 3}}]
 )
 def test_rendered_apps_pass_the_stop_rule(app: dict[str, Any]) -> None:
-    assert check("stopped-apps-are-private", kservice(**app)) == []
+    assert check("stopped-apps-are-private", minimal_kservice(**app)) == []
 
 
 def test_stopped_app_that_is_public_is_reported() -> None:
-    props = kservice(stopped=True)
+    props = minimal_kservice(stopped=True)
     del props["metadata"]["labels"][c.LABEL_VISIBILITY]
     assert check("stopped-apps-are-private", props) == [
         "metadata.labels['networking.knative.dev/visibility'] is missing; a stopped app must be "
@@ -369,7 +341,7 @@ def test_stopped_app_that_is_public_is_reported() -> None:
 
 
 def test_stopped_app_that_keeps_pods_is_reported() -> None:
-    props = kservice(stopped=True)
+    props = minimal_kservice(stopped=True)
     annotations = props["spec"]["template"]["metadata"]["annotations"]
     annotations[c.ANNOTATION_MIN_SCALE] = "1"
     del annotations[c.ANNOTATION_INITIAL_SCALE]
@@ -395,18 +367,18 @@ def test_stopped_app_that_keeps_pods_is_reported() -> None:
     ],
 )
 def test_bounded_or_private_apps_pass(app: dict[str, Any]) -> None:
-    assert check("autoscaling-bounded", kservice(**app)) == []
+    assert check("autoscaling-bounded", minimal_kservice(**app)) == []
 
 
 def test_public_app_without_max_scale_is_reported() -> None:
-    assert check("autoscaling-bounded", kservice()) == [
+    assert check("autoscaling-bounded", minimal_kservice()) == [
         "spec.template.metadata.annotations['autoscaling.knative.dev/max-scale'] is not set, so the public "
         "app scales without bound; set autoscaling.maxReplicas"
     ]
 
 
 def test_public_app_with_unbounded_max_scale_is_reported() -> None:
-    assert check("autoscaling-bounded", kservice(autoscaling={"maxReplicas": 0})) == [
+    assert check("autoscaling-bounded", minimal_kservice(autoscaling={"maxReplicas": 0})) == [
         "spec.template.metadata.annotations['autoscaling.knative.dev/max-scale'] is '0' (unbounded) on a "
         "public app; set autoscaling.maxReplicas"
     ]
@@ -418,7 +390,7 @@ def test_public_app_with_unbounded_max_scale_is_reported() -> None:
 
 
 def timed(seconds: int, name: str = "myapp") -> WireResource:
-    props = kservice(name=name)
+    props = minimal_kservice(name=name)
     props["spec"]["template"]["spec"]["timeoutSeconds"] = seconds
     return as_resource(props, f"{name}-kservice")
 
@@ -492,7 +464,7 @@ def test_config_defaults_with_a_bad_maximum_is_reported_on_the_patch() -> None:
     ],
 )
 def test_pinned_images_pass(image: str) -> None:
-    assert check("image-pinned", kservice(container={"image": image})) == []
+    assert check("image-pinned", minimal_kservice(container={"image": image})) == []
 
 
 @pytest.mark.parametrize(
@@ -509,18 +481,21 @@ def test_pinned_images_pass(image: str) -> None:
     ],
 )
 def test_unpinned_images_are_reported_naming_the_field(image: str, why: str) -> None:
-    assert check("image-pinned", kservice(container={"image": image})) == [
+    assert check("image-pinned", minimal_kservice(container={"image": image})) == [
         f"spec.template.spec.containers[0].image '{image}' is not pinned: {why}"
     ]
 
 
 def test_require_digest_refuses_a_tag_and_accepts_a_digest() -> None:
     config = {"requireDigest": True}
-    assert check("image-pinned", kservice(container={"image": "nginx:1.27"}), config=config) == [
+    assert check("image-pinned", minimal_kservice(container={"image": "nginx:1.27"}), config=config) == [
         "spec.template.spec.containers[0].image 'nginx:1.27' is not pinned: requireDigest is set, and it "
         "names no digest (@sha256:…)"
     ]
-    assert check("image-pinned", kservice(container={"image": f"nginx:1.27@{DIGEST}"}), config=config) == []
+    assert (
+        check("image-pinned", minimal_kservice(container={"image": f"nginx:1.27@{DIGEST}"}), config=config)
+        == []
+    )
 
 
 def test_image_rule_covers_deployments_and_init_containers() -> None:
@@ -544,13 +519,16 @@ def test_empty_image_is_not_pinned() -> None:
 
 def test_container_with_requests_and_limits_passes() -> None:
     assert (
-        check("resources-set", kservice(container={"image": "nginx:1.27", "resources": FULL_RESOURCES})) == []
+        check(
+            "resources-set", minimal_kservice(container={"image": "nginx:1.27", "resources": FULL_RESOURCES})
+        )
+        == []
     )
     assert check("resources-set", deployment_props(), typ=TYPE_DEPLOYMENT) == []
 
 
 def test_container_without_resources_is_reported() -> None:
-    assert check("resources-set", kservice()) == [
+    assert check("resources-set", minimal_kservice()) == [
         "spec.template.spec.containers[0].resources does not set requests.cpu, requests.memory, limits.cpu, "
         "limits.memory"
     ]
@@ -558,9 +536,9 @@ def test_container_without_resources_is_reported() -> None:
 
 def test_container_with_some_resources_names_the_missing_ones() -> None:
     resources = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "1Gi"}}
-    assert check("resources-set", kservice(container={"image": "nginx:1.27", "resources": resources})) == [
-        "spec.template.spec.containers[0].resources does not set limits.cpu"
-    ]
+    assert check(
+        "resources-set", minimal_kservice(container={"image": "nginx:1.27", "resources": resources})
+    ) == ["spec.template.spec.containers[0].resources does not set limits.cpu"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -569,12 +547,12 @@ def test_container_with_some_resources_names_the_missing_ones() -> None:
 
 
 def test_rendered_pods_are_unprivileged() -> None:
-    assert check("no-privileged-pods", kservice()) == []
+    assert check("no-privileged-pods", minimal_kservice()) == []
     assert check("no-privileged-pods", deployment_props(), typ=TYPE_DEPLOYMENT) == []
 
 
 def test_privileged_kservice_is_reported_field_by_field() -> None:
-    props = kservice()
+    props = minimal_kservice()
     pod = props["spec"]["template"]["spec"]
     pod["hostNetwork"] = True
     pod["hostPID"] = True
@@ -625,13 +603,16 @@ def test_credential_names(name: str, credential: bool) -> None:
 
 def test_kservice_env_without_credentials_passes() -> None:
     assert (
-        check("no-plaintext-credentials", kservice(container={"image": "nginx:1.27", "env": {"LOG": "x"}}))
+        check(
+            "no-plaintext-credentials",
+            minimal_kservice(container={"image": "nginx:1.27", "env": {"LOG": "x"}}),
+        )
         == []
     )
 
 
 def test_credential_in_app_env_is_reported_pointing_to_app_secrets() -> None:
-    props = kservice(container={"image": "nginx:1.27", "env": {"DB_PASSWORD": "hunter2"}})
+    props = minimal_kservice(container={"image": "nginx:1.27", "env": {"DB_PASSWORD": "hunter2"}})
     assert check("no-plaintext-credentials", props) == [
         "spec.template.spec.containers[0].env[0] DB_PASSWORD carries a literal value; deliver it through "
         "the app's secrets (Flyte's secret store), not env or platform.defaultEnvVars"
@@ -649,7 +630,9 @@ def test_platform_default_env_credential_is_reported_in_every_kservice() -> None
 
 
 def test_allowed_names_and_empty_values_pass() -> None:
-    props = kservice(container={"image": "nginx:1.27", "env": {"NOT_A_TOKEN": "x", "EMPTY_SECRET": ""}})
+    props = minimal_kservice(
+        container={"image": "nginx:1.27", "env": {"NOT_A_TOKEN": "x", "EMPTY_SECRET": ""}}
+    )
     assert check("no-plaintext-credentials", props, config={"allowedNames": ["NOT_A_TOKEN"]}) == []
 
 
@@ -801,7 +784,7 @@ UNKNOWN_PLACES: list[tuple[tuple[str | int, ...], str]] = [
 
 def bad_kservice() -> dict[str, Any]:
     """A stopped app that breaks nothing but whose every checked field is one an unknown can hide."""
-    props = kservice(stopped=True, container={"image": "nginx:1.27", "env": {"API_TOKEN": "x"}})
+    props = minimal_kservice(stopped=True, container={"image": "nginx:1.27", "env": {"API_TOKEN": "x"}})
     props["spec"]["template"]["spec"]["timeoutSeconds"] = 900
     return props
 
@@ -818,7 +801,9 @@ def run_every_rule(resources: list[WireResource]) -> list[str]:
 
 
 def test_the_proxy_really_raises_on_unknown_values() -> None:
-    proxied = unknown_checking_proxy(unknown_at(kservice(), ("metadata", "name"), UNKNOWN_STRING_VALUE))
+    proxied = unknown_checking_proxy(
+        unknown_at(minimal_kservice(), ("metadata", "name"), UNKNOWN_STRING_VALUE)
+    )
     with pytest.raises(UnknownValueError):
         _ = proxied["metadata"]["name"]
     assert plain(proxied)["metadata"]["name"] is UNKNOWN

@@ -1,43 +1,110 @@
-"""Run the real ``__main__.py`` under Pulumi mocks and capture what it registers."""
+"""Run Pulumi code under mocks and capture every registration as the engine would receive it.
+
+``Mocks.new_resource`` sees a resource's type, name, inputs and provider, but not its other options:
+parent and dependencies are not on ``MockResourceArgs``. So the capture is a ``MockMonitor`` that
+reads each ``RegisterResourceRequest`` itself (parent URN, provider reference, dependencies,
+``retainOnDelete``) and then lets the standard monitor answer it. What the tests assert is what
+goes over the wire to the engine.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import runpy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+from pulumi.runtime.mocks import MockMonitor
 
 from tests.support.config import REPO_ROOT
 
 MAIN = REPO_ROOT / "__main__.py"
+PROJECT = "flyte-apps"
+STACK_TYPE = "pulumi:pulumi:Stack"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Registered:
+    """One resource registration, as the engine receives it."""
+
+    urn: str
     typ: str
     name: str
     inputs: dict[str, Any]
+    """The inputs as the mocks received them (camelCase, numbers as floats)."""
+    custom: bool
+    parent: str
+    """The parent's URN; the stack's for a resource registered without a parent."""
     provider: str | None
+    """Provider reference (``<provider URN>::<provider id>``); None when the engine picks the default."""
+    dependencies: frozenset[str]
+    """Every URN the resource waits for: ``depends_on`` plus the resources its inputs come from."""
+    input_dependencies: frozenset[str]
+    """The URNs its inputs come from (the union of ``propertyDependencies``)."""
+    retain_on_delete: bool | None
+
+    @property
+    def provider_urn(self) -> str | None:
+        return None if self.provider is None else self.provider.rsplit("::", 1)[0]
+
+    @property
+    def explicit_dependencies(self) -> frozenset[str]:
+        """The URNs named in ``depends_on``: dependencies that no input accounts for."""
+        return self.dependencies - self.input_dependencies
 
 
-@dataclass
-class CaptureMocks(pulumi.runtime.Mocks):
-    """Records every resource registration; echoes inputs back as outputs."""
-
-    resources: list[Registered] = field(default_factory=list)
+class EchoMocks(pulumi.runtime.Mocks):
+    """Every resource gets the id ``<name>-id`` and its inputs back as outputs; calls return nothing."""
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        self.resources.append(Registered(args.typ, args.name, dict(args.inputs), args.provider))
         return f"{args.name}-id", dict(args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         return {}, None
 
+
+class CaptureMonitor(MockMonitor):
+    """The SDK's mock monitor, also recording every registration with its options."""
+
+    def __init__(self) -> None:
+        super().__init__(EchoMocks())
+        self.registered: list[Registered] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # the gRPC method's name
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        if request.type == STACK_TYPE:
+            return response
+        self.registered.append(
+            Registered(
+                urn=response.urn,
+                typ=request.type,
+                name=request.name,
+                # The mocks echo inputs as outputs, so the state kept is what new_resource received.
+                inputs=self.resources[response.urn].state,
+                custom=bool(request.custom),
+                parent=request.parent,
+                provider=request.provider or None,
+                dependencies=frozenset(request.dependencies),
+                input_dependencies=frozenset(
+                    urn for deps in request.propertyDependencies.values() for urn in deps.urns
+                ),
+                retain_on_delete=request.retainOnDelete if request.HasField("retainOnDelete") else None,
+            )
+        )
+        return response
+
     def of_type(self, typ: str) -> list[Registered]:
-        return [r for r in self.resources if r.typ == typ]
+        return [r for r in self.registered if r.typ == typ]
+
+    def one(self, typ: str, name: str) -> Registered:
+        found = [r for r in self.registered if (r.typ, r.name) == (typ, name)]
+        assert len(found) == 1, f"expected one {typ} {name!r}, registered {len(found)}"
+        return found[0]
+
+    def children_of(self, parent: Registered) -> list[Registered]:
+        return [r for r in self.registered if r.parent == parent.urn]
 
 
 class LogCapture(logging.Handler):
@@ -50,24 +117,29 @@ class LogCapture(logging.Handler):
 
 
 def install(
-    config: dict[str, Any], *, secret_keys: list[str] | None = None, stack: str = "dev"
-) -> tuple[CaptureMocks, LogCapture]:
+    config: dict[str, Any] | None = None, *, secret_keys: list[str] | None = None, stack: str = "dev"
+) -> tuple[CaptureMonitor, LogCapture]:
     """Fresh mocks and config for one program run (config values go in as JSON strings)."""
-    mocks = CaptureMocks()
-    logger = logging.getLogger(f"pulumi-mock-{id(mocks)}")
-    capture = LogCapture()
-    logger.addHandler(capture)
+    capture = CaptureMonitor()
+    logger = logging.getLogger(f"pulumi-mock-{id(capture)}")
+    logs = LogCapture()
+    logger.handlers = [logs]
     logger.setLevel(logging.DEBUG)
-    pulumi.runtime.set_mocks(mocks, project="flyte-apps", stack=stack, preview=False, logger=logger)
+    pulumi.runtime.set_mocks(
+        capture.mocks, project=PROJECT, stack=stack, preview=False, logger=logger, monitor=capture
+    )
     pulumi.runtime.set_all_config(
-        {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()},
+        {
+            key: value if isinstance(value, str) else json.dumps(value)
+            for key, value in (config or {}).items()
+        },
         secret_keys or [],
     )
-    return mocks, capture
+    return capture, logs
 
 
 @pulumi.runtime.test
 def run_program() -> None:
     """Run ``__main__.py``; the decorator waits for every registration before returning, so callers
-    assert on the mocks afterwards."""
+    assert on the capture afterwards."""
     runpy.run_path(str(MAIN), run_name="__main__")
