@@ -68,7 +68,9 @@ def test_the_project_keeps_every_import_contract(tmp_path: Path) -> None:
         pytest.param("from flyte_apps.core import plan", [ACYCLIC], id="cycle-inside-the-core"),
     ],
 )
-def test_a_probe_import_through_a_wall_breaks_a_contract(tmp_path: Path, probe: str, broken: list[str]) -> None:
+def test_a_probe_import_through_a_wall_breaks_a_contract(
+    tmp_path: Path, probe: str, broken: list[str]
+) -> None:
     report = lint_copy(tmp_path, probe)
     assert report.startswith("exit 1"), report
     assert broken_contracts(report) == broken, report

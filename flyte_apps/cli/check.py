@@ -17,16 +17,15 @@ from flyte_apps.cli.common import (
     ProjectDirOption,
     StackOption,
     fail,
+    stop_if_reader_gone,
     translate_errors,
 )
-from flyte_apps.cli.stackfile import read_stack_config
-from flyte_apps.core.plan import plan_stack
+from flyte_apps.cli.stackfile import DEFAULT_STACK, plan_stack_files
 from flyte_apps.policy.runner import Violation, blocking, evaluate, load_policy_config
 from flyte_apps.policy.wire import to_wire
 
 EXIT_VIOLATIONS: Final = 1
 """At least one mandatory (or remediate) violation; advisory ones alone exit 0."""
-DEFAULT_STACK: Final = "dev"
 
 
 class OutputFormat(StrEnum):
@@ -65,8 +64,7 @@ def check(
     if stack is not None and config is not None:
         fail(EXIT_USAGE, "give --stack or --config, not both")
     with translate_errors():
-        raw = read_stack_config(project_dir=project_dir, stack=stack, config_file=config)
-        plan = plan_stack(raw)
+        plan, _ = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
         settings = load_policy_config(policy_config)
     for warning in plan.warnings:
         typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
@@ -83,6 +81,7 @@ def _print(violations: list[Violation], output: OutputFormat) -> None:
     else:
         for violation in violations:
             typer.echo(violation.line())
+    stop_if_reader_gone()
     mandatory = sum(1 for violation in violations if violation.level.blocks)
     typer.echo(
         f"{mandatory} mandatory, {len(violations) - mandatory} advisory violation(s)",

@@ -3,6 +3,10 @@ which app a NAME means, and how domain errors become exit codes (and nothing els
 
 from __future__ import annotations
 
+import errno
+import os
+import select
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,11 +16,11 @@ from typing import Annotated, Any, Final, NoReturn, TypeVar
 import typer
 from kubernetes import client as k8s
 
-from flyte_apps.cli.stackfile import read_stack_config
+from flyte_apps.cli.stackfile import plan_stack_files
 from flyte_apps.core import constants as c
 from flyte_apps.core.config.models import AppId, PlatformConfig
 from flyte_apps.core.errors import ConfigError, FlyteAppsError
-from flyte_apps.core.plan import StackPlan, plan_stack
+from flyte_apps.core.plan import StackPlan
 from flyte_apps.core.stack import load_stack_config
 from flyte_apps.kube.api import list_custom_objects
 from flyte_apps.kube.errors import KubeConfigError, KubeError, KubeNotFound
@@ -100,8 +104,7 @@ def load_view(
     raw: dict[str, object] = {}
     plan: StackPlan | None = None
     if stack is not None or config is not None:
-        raw = read_stack_config(project_dir=project_dir, stack=stack, config_file=config)
-        plan = plan_stack(raw)
+        plan, raw = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
     overrides: dict[str, object] = {}
     if namespace is not None:
         overrides["namespace"] = namespace
@@ -230,3 +233,39 @@ def _stack_default(raw: dict[str, object], key: str) -> str | None:
 
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe whose reading end was closed (click turns the resulting
+    ``EPIPE`` into exit 1; it is not a failure of ours)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno() if sys.__stdout__ else 1, select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def stop_if_reader_gone() -> None:
+    """Raise ``BrokenPipeError`` when nobody reads standard output any more: a command calls it before
+    writing anything else (a summary on stderr, more records), so that ``| head`` ends it quietly.
+
+    Needed because a large write into a pipe that closes half-way can return without an error (the
+    rest stays in Python's buffer until exit)."""
+    if stdout_reader_gone():
+        raise BrokenPipeError(errno.EPIPE, "standard output was closed by its reader")
+
+
+def silence_stdout_if_reader_gone() -> None:
+    if stdout_reader_gone():
+        silence_stdout()
+
+
+def silence_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass

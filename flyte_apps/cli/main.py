@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from flyte_apps.cli import check, logs, render, status, watch
+from flyte_apps.cli.common import EXIT_OK, silence_stdout, silence_stdout_if_reader_gone, stdout_reader_gone
 
 app = typer.Typer(
     help="Flyte apps as code: render, check and operate the Knative Services of a flyte-apps stack.",
@@ -26,4 +27,16 @@ for _command in (render, check, status, watch, logs):
 
 
 def main() -> None:
-    app()
+    """The ``flyte-apps`` entry point. A reader that stops reading (``flyte-apps logs APP | head -1``)
+    is a normal end: exit 0, nothing on stderr, like ``kubectl`` and other Unix tools."""
+    try:
+        app()
+    except SystemExit as exc:
+        if exc.code != EXIT_OK and stdout_reader_gone():
+            silence_stdout()
+            raise SystemExit(EXIT_OK) from None
+        silence_stdout_if_reader_gone()
+        raise
+    except BrokenPipeError:
+        silence_stdout()
+        raise SystemExit(EXIT_OK) from None

@@ -17,9 +17,8 @@ from flyte_apps.cli.common import (
     fail,
     translate_errors,
 )
-from flyte_apps.cli.stackfile import read_stack_config
+from flyte_apps.cli.stackfile import plan_stack_files
 from flyte_apps.core.objects import RenderedObject
-from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.yamlout import document, file_name, to_yaml
 
 
@@ -40,7 +39,7 @@ def render(
     with translate_errors():
         if stack is not None and config is not None:
             fail(EXIT_USAGE, "give --stack or --config, not both")
-        plan = plan_stack(read_stack_config(project_dir=project_dir, stack=stack, config_file=config))
+        plan, _ = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
     for warning in plan.warnings:
         typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
     objects = plan.objects()

@@ -1,37 +1,63 @@
 """Reading a project's ``Pulumi.yaml`` and ``Pulumi.<stack>.yaml`` from disk (the parsing is pure, in
-``flyte_apps.core.stackfile``)."""
+``flyte_apps.core.stackfile``), and planning the stack they describe."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from flyte_apps.core.errors import ConfigError, ConfigProblem
+from flyte_apps.core.plan import StackPlan, plan_stack
 from flyte_apps.core.stackfile import (
     PROJECT_FILE,
-    parse_yaml_map,
-    project_defaults,
+    StackInput,
+    merge_inputs,
+    parse_project_file,
+    parse_stack_file,
     stack_file_name,
-    stack_values,
 )
 
-DEFAULT_STACK = "dev"
+DEFAULT_STACK: Final = "dev"
+
+
+def read_stack_input(
+    *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
+) -> StackInput:
+    """The project's config defaults, then the stack file's values on top, with every problem of both
+    files. Raises ``ConfigError`` only when a file is missing, unreadable or not YAML at all."""
+    inputs: list[StackInput] = []
+    project_path = project_dir / PROJECT_FILE
+    if project_path.exists():
+        inputs.append(parse_project_file(_read(project_path), str(project_path)))
+    path = config_file if config_file is not None else project_dir / stack_file_name(stack or DEFAULT_STACK)
+    inputs.append(parse_stack_file(_read(path), str(path)))
+    return merge_inputs(inputs)
 
 
 def read_stack_config(
     *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
 ) -> dict[str, Any]:
-    """Config keys (``namespace:key``) to values: project defaults, then the stack file on top."""
-    values: dict[str, Any] = {}
-    project_path = project_dir / PROJECT_FILE
-    if project_path.exists():
-        values.update(project_defaults(_read_map(project_path)))
-    path = config_file if config_file is not None else project_dir / stack_file_name(stack or DEFAULT_STACK)
+    """Config keys (``namespace:key``) to values; raises ``ConfigError`` on any problem of the files."""
+    given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
+    if given.problems:
+        raise ConfigError(list(given.problems))
+    return given.values
+
+
+def plan_stack_files(
+    *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
+) -> tuple[StackPlan, dict[str, Any]]:
+    """Plan the stack the files describe; every problem of the files and of the config is raised
+    together in one ``ConfigError``. Returns the plan and the config values it was made from."""
+    given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
+    plan = plan_stack(given.values, problems=given.problems, warnings=given.warnings)
+    return plan, given.values
+
+
+def _read(path: Path) -> str:
     if not path.exists():
         raise ConfigError([ConfigProblem(str(path), "stack config file not found")])
-    values.update(stack_values(_read_map(path), str(path)))
-    return values
-
-
-def _read_map(path: Path) -> dict[str, Any]:
-    return parse_yaml_map(path.read_text(encoding="utf-8"), str(path))
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([ConfigProblem(str(path), f"cannot be read: {exc}")]) from None

@@ -9,7 +9,7 @@ from typing import Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.config.keys import KEY_KNATIVE, PREFIX
-from flyte_apps.core.config.kit import ConfigModel, validate_model
+from flyte_apps.core.config.kit import Bool, ConfigModel, validate_model
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.config.names import DNS1123_LABEL, MAX_LABEL_LEN, not_dns_label
 from flyte_apps.core.durations import NANOS_PER_SECOND
@@ -32,7 +32,7 @@ KNATIVE_REVISION_TIMEOUT: Final = "revision-timeout-seconds"
 class KnativeInput(ConfigModel):
     """``flyte-apps:knative`` as written in the stack config."""
 
-    manage_config: bool = False
+    manage_config: Bool = False
     namespace: str = KNATIVE_NAMESPACE
 
 

@@ -6,21 +6,23 @@ registers and what ``render`` prints cannot drift apart (decision 1 in DESIGN.md
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.config.keys import KEY_APPS
 from flyte_apps.core.config.models import AppConfig, PlatformConfig
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.knative_settings import build_knative_objects
 from flyte_apps.core.kservice import build_kservice
+from flyte_apps.core.limits import object_problems
 from flyte_apps.core.manager.objects import build_manager_objects
 from flyte_apps.core.namespace import build_namespace
 from flyte_apps.core.naming import internal_url, is_hashed, kservice_name, public_url
 from flyte_apps.core.objects import Manifest, RenderedObject
 from flyte_apps.core.spec import SpecBlob, build_app, serialize, validate_app
-from flyte_apps.core.stack import StackConfig, load_stack_config
+from flyte_apps.core.stack import StackConfig, gather_stack_config
 
 
 @dataclass(frozen=True)
@@ -76,17 +78,25 @@ class StackPlan:
         return sorted(items, key=_object_order)
 
 
-def plan_stack(raw: Mapping[str, Any]) -> StackPlan:
-    """Validate the config and build every object; raises ``ConfigError`` listing every problem."""
-    config = load_stack_config(raw)
-    problems: list[ConfigProblem] = []
+def plan_stack(
+    raw: Mapping[str, Any], *, problems: Sequence[ConfigProblem] = (), warnings: Sequence[str] = ()
+) -> StackPlan:
+    """Validate the config and build every object; raises ``ConfigError`` listing every problem.
+
+    ``problems`` and ``warnings`` come from reading the stack files (``flyte_apps.core.stackfile``):
+    they are reported together with the config's own, so one run shows everything that is wrong."""
+    found = list(problems)
+    config = gather_stack_config(raw, found)
     apps: list[AppPlan] = []
-    for app in config.apps:
-        message = build_app(app)
-        problems.extend(validate_app(message, app.path))
-        apps.append(_plan_app(app, config.platform, serialize(message.spec)))
-    if problems:
-        raise ConfigError(problems)
+    if config is not None:
+        for app in config.apps:
+            message = build_app(app)
+            found.extend(validate_app(message, app.path))
+            plan = _plan_app(app, config.platform, serialize(message.spec))
+            found.extend(object_problems(plan.kservice, app.path))
+            apps.append(plan)
+    if found or config is None or not config.platform.valid:
+        raise ConfigError(found)
     namespace = RenderedObject(
         build_namespace(config.platform), patch=config.platform.settings.adopt_namespace
     )
@@ -96,7 +106,7 @@ def plan_stack(raw: Mapping[str, Any]) -> StackPlan:
         config=config,
         namespace=namespace,
         apps=tuple(apps),
-        warnings=tuple(_warnings(config)),
+        warnings=(*warnings, *_warnings(config)),
         manager=manager,
         knative=knative,
     )
@@ -106,7 +116,7 @@ def _plan_app(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> AppPl
     settings = platform.settings
     name = kservice_name(project=app.id.project, domain=app.id.domain, name=app.id.name)
     url = None
-    if app.public:
+    if app.public and not app.input.stopped:  # a stopped app is cluster-local (upstream's stop patch)
         url = public_url(
             ksvc=name,
             base_domain=settings.base_domain,
@@ -132,6 +142,11 @@ def _warnings(config: StackConfig) -> list[str]:
         found.append(
             f"{c.PROJECT_NAME}:platform.namespacedNameSuffixTemplate is '{template}', not the default "
             f"'{c.DEFAULT_SUFFIX_TEMPLATE}': {c.ENV_ENDPOINT_PATTERN} will not match the apps' KService names"
+        )
+    if not config.apps:
+        found.append(
+            f"the stack declares no apps ({c.PROJECT_NAME}:{KEY_APPS} is missing or empty): "
+            "it renders only the platform's objects"
         )
     for app in config.apps:
         if is_hashed(project=app.id.project, domain=app.id.domain, name=app.id.name):

@@ -13,7 +13,6 @@ FLYTE_BASE32_ALPHABET: Final = "abcdefghijklmnopqrstuvwxyz123456"
 _STANDARD_BASE32_ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _TO_FLYTE: Final = str.maketrans(_STANDARD_BASE32_ALPHABET, FLYTE_BASE32_ALPHABET)
 _FROM_FLYTE: Final = str.maketrans(FLYTE_BASE32_ALPHABET, _STANDARD_BASE32_ALPHABET)
-MAX_ENCODED_LEN: Final = 256 * 1024  # Kubernetes' total annotation size limit; upstream checks it per secret
 _ESCAPES: Final = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord('"'): '\\"', ord("\\"): "\\\\"}
 _PRINTABLE: Final = range(0x20, 0x7F)
 

@@ -55,6 +55,18 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     Raises ``ConfigError`` listing every problem; returns only a config with none.
     """
     problems: list[ConfigProblem] = []
+    config = gather_stack_config(raw, problems)
+    if problems or config is None:
+        raise ConfigError(problems)
+    return config
+
+
+def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -> StackConfig | None:
+    """Validate every section of ``raw``, appending every problem to ``problems``.
+
+    Returns the platform and the apps that have no problem of their own, so that later stages
+    (specs, object limits) can check those too in the same pass; None when the platform settings
+    cannot be read at all. A caller must treat any appended problem as fatal."""
     values: dict[str, Any] = {}
     for key, value in raw.items():
         local = key.removeprefix(PREFIX)
@@ -91,7 +103,7 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     manager = load_manager_config(values.get(KEY_MANAGER), platform, problems)
     knative = load_knative_config(values.get(KEY_KNATIVE), problems)
     # A redacted secure value would also fail its own field's check: report the secure value only.
-    problems = [p for p in problems if not any(is_within(p.path, s.path) for s in secure)] + secure
-    if problems or platform is None or not platform.valid:
-        raise ConfigError(problems)
+    problems[:] = [p for p in problems if not any(is_within(p.path, s.path) for s in secure)] + secure
+    if platform is None:
+        return None
     return StackConfig(platform=platform, apps=tuple(apps), manager=manager, knative=knative)

@@ -1,56 +1,158 @@
-"""Stack config the way the Pulumi CLI would hand it to the program, from the text of the project and
-stack files (reading the files is the caller's job: ``flyte_apps.cli.stackfile``).
+"""Stack config the way the Pulumi CLI hands it to the program, from the text of ``Pulumi.yaml`` and
+``Pulumi.<stack>.yaml`` (reading the files from disk is the caller's job: ``flyte_apps.cli.stackfile``).
+
+Strict on purpose: a stack file that would deploy nothing by mistake, or that Pulumi reads
+differently than a reviewer does, is an error. Every problem of a file is collected, located by its
+config key (``flyte-apps:apps[0].container.image``) and line, and reported together with the config's
+own problems; only a YAML syntax error stops early.
 
 ``Pulumi.yaml`` may declare config defaults (``config: {flyte-apps:project: {default: x}}`` or the
-short, project-local form ``project: x``); ``Pulumi.<stack>.yaml`` holds the stack's values.
+short, project-local form ``project: x``); ``Pulumi.<stack>.yaml`` holds the stack's values under
+``config:``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-import yaml
-
+from flyte_apps.core.config.kit import unknown_key_message
 from flyte_apps.core.constants import PROJECT_NAME
-from flyte_apps.core.errors import ConfigError, ConfigProblem
+from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.yamlin import Keys, YamlIssue, read_yaml
 
 PROJECT_FILE: Final = "Pulumi.yaml"
-YAML_LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""PyYAML's safe loader, through libyaml when PyYAML has it (large stacks load several times faster)."""
+KEY_CONFIG: Final = "config"
+KEY_ENVIRONMENT: Final = "environment"
+STACK_FILE_KEYS: Final = (KEY_CONFIG, "secretsprovider", "encryptedkey", "encryptionsalt", KEY_ENVIRONMENT)
+"""Every top-level key Pulumi's stack files have."""
+_OUR_NAMESPACE_LOOKALIKE: Final = 0.8
+"""How close (difflib ratio, separators and case ignored) a namespace must be to ``flyte-apps`` to be
+taken for a misspelling of it rather than another Pulumi package's namespace."""
+
+
+@dataclass(frozen=True)
+class StackInput:
+    """Config values by full key (``namespace:key``), with what reading the files found."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    problems: tuple[ConfigProblem, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def stack_file_name(stack: str) -> str:
     return f"Pulumi.{stack}.yaml"
 
 
-def parse_yaml_map(text: str, source: str) -> dict[str, Any]:
-    """A YAML document that must be a map (an empty document is an empty map)."""
-    try:
-        loaded = yaml.load(text, Loader=YAML_LOADER)
-    except yaml.YAMLError as exc:
-        raise ConfigError([ConfigProblem(source, f"is not valid YAML: {exc}")]) from None
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
-        raise ConfigError([ConfigProblem(source, "must be a YAML map")])
-    return loaded
-
-
-def project_defaults(project: Mapping[str, Any]) -> dict[str, Any]:
-    """Config defaults declared in ``Pulumi.yaml``, by full key (``namespace:key``)."""
+def parse_project_file(text: str, source: str) -> StackInput:
+    """The config defaults ``Pulumi.yaml`` declares."""
+    data, issues = read_yaml(text, source)
+    problems = [_issue_problem(issue, source) for issue in issues]
+    if data is None:
+        return StackInput(problems=tuple(problems))
+    if not isinstance(data, dict):
+        return StackInput(problems=(*problems, ConfigProblem(source, "must be a YAML map")))
+    declared = data.get(KEY_CONFIG) or {}
+    if not isinstance(declared, dict):
+        problems.append(ConfigProblem(f"{source}: {KEY_CONFIG}", "must be a map of config keys"))
+        declared = {}
     values: dict[str, Any] = {}
-    for key, declared in (project.get("config") or {}).items():
-        if isinstance(declared, dict) and "default" not in declared and "value" not in declared:
+    for key, value in declared.items():
+        if isinstance(value, dict) and "default" not in value and "value" not in value:
+            continue  # a declaration without a default: the stack file must set it
+        chosen = value.get("default", value.get("value")) if isinstance(value, dict) else value
+        values[full_key(str(key))] = chosen
+    return StackInput(values=values, problems=tuple(problems))
+
+
+def parse_stack_file(text: str, source: str) -> StackInput:
+    """The config values of a stack file, with every problem of the file."""
+    data, issues = read_yaml(text, source)
+    problems = [_issue_problem(issue, source) for issue in issues]
+    warnings: list[str] = []
+    if data is None:
+        return StackInput(problems=tuple(problems))
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        return StackInput(problems=(*problems, ConfigProblem(source, f"must be a YAML map, not a {kind}")))
+    for key in data:
+        if key in STACK_FILE_KEYS or not isinstance(key, str):
             continue
-        value = declared.get("default", declared.get("value")) if isinstance(declared, dict) else declared
-        values[key if ":" in key else f"{PROJECT_NAME}:{key}"] = value
-    return values
-
-
-def stack_values(stack: Mapping[str, Any], source: str) -> dict[str, Any]:
-    """The ``config:`` map of a stack file, by full key (``namespace:key``)."""
-    config = stack.get("config") or {}
+        if ":" in key:
+            message = f"config keys belong under '{KEY_CONFIG}:' (a stack file's keys are {_listed()})"
+        else:
+            message = unknown_key_message(key, STACK_FILE_KEYS)
+        problems.append(ConfigProblem(f"{source}: {key}", message))
+    if KEY_ENVIRONMENT in data:
+        warnings.append(
+            f"{source}: '{KEY_ENVIRONMENT}' imports Pulumi ESC environments; their values are not "
+            "visible offline, so this run checks only the values written in the file"
+        )
+    config = data.get(KEY_CONFIG)
+    if config is None:
+        return StackInput(problems=tuple(problems), warnings=tuple(warnings))
     if not isinstance(config, dict):
-        raise ConfigError([ConfigProblem(f"{source}: config", "must be a map of config keys")])
-    return {key if ":" in key else f"{PROJECT_NAME}:{key}": value for key, value in config.items()}
+        problems.append(ConfigProblem(f"{source}: {KEY_CONFIG}", "must be a map of config keys"))
+        return StackInput(problems=tuple(problems), warnings=tuple(warnings))
+    values: dict[str, Any] = {}
+    for key, value in config.items():
+        if not isinstance(key, str):
+            continue  # reported by read_yaml: keys must be strings
+        wrong = namespace_problem(key)
+        if wrong:
+            problems.append(ConfigProblem(key, f"{wrong} ({source})"))
+            continue
+        values[full_key(key)] = value
+    return StackInput(values=values, problems=tuple(problems), warnings=tuple(warnings))
+
+
+def merge_inputs(inputs: Sequence[StackInput]) -> StackInput:
+    """Later inputs override earlier ones key by key (the stack file over the project's defaults)."""
+    values: dict[str, Any] = {}
+    for given in inputs:
+        values.update(given.values)
+    return StackInput(
+        values=values,
+        problems=tuple(problem for given in inputs for problem in given.problems),
+        warnings=tuple(warning for given in inputs for warning in given.warnings),
+    )
+
+
+def full_key(key: str) -> str:
+    """``project`` -> ``flyte-apps:project``: a key without a namespace is the project's own."""
+    return key if ":" in key else f"{PROJECT_NAME}:{key}"
+
+
+def namespace_problem(key: str) -> str | None:
+    """A config key whose namespace looks meant for ``flyte-apps`` but is not (``flyteapps:apps``):
+    Pulumi would hand it to nobody, and the apps under it would silently not deploy."""
+    namespace, separator, rest = key.partition(":")
+    if not separator or namespace == PROJECT_NAME:
+        return None
+    normal = re.sub(r"[-_.\s]", "", namespace.lower())
+    target = PROJECT_NAME.replace("-", "")
+    if difflib.SequenceMatcher(None, normal, target).ratio() < _OUR_NAMESPACE_LOOKALIKE:
+        return None
+    return f"unknown namespace '{namespace}'; did you mean '{PROJECT_NAME}:{rest}'?"
+
+
+def key_path(keys: Keys) -> str:
+    """A config key path (``flyte-apps:apps[0].name``) for a place under ``config:``."""
+    path = full_key(str(keys[1]))
+    for part in keys[2:]:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def _issue_problem(issue: YamlIssue, source: str) -> ConfigProblem:
+    where = f"{source}:{issue.line}:{issue.column}"
+    if len(issue.keys) >= 2 and issue.keys[0] == KEY_CONFIG:
+        return ConfigProblem(key_path(issue.keys), f"{issue.message} ({where})")
+    return ConfigProblem(where, issue.message)
+
+
+def _listed() -> str:
+    return ", ".join(STACK_FILE_KEYS)

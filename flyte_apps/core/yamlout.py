@@ -1,17 +1,47 @@
 """Manifests as YAML text: one multi-document stream, or one document per object (the files
-``flyte-apps render --out`` writes)."""
+``flyte-apps render --out`` writes).
+
+Every YAML this project writes goes through ``dump_yaml``: PyYAML's safe dumper (libyaml when PyYAML
+has it), which also quotes every string that any common reader would take for something else (Go's
+YAML 1.1 and 1.2 readers behind ``kubectl apply``, kustomize and Argo CD included, see
+``flyte_apps.core.yamlcompat``), so the text means the same to all of them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import yaml
 
 from flyte_apps.core.objects import Manifest, RenderedObject
+from flyte_apps.core.yamlcompat import TAG_PREFIX, read_as_non_string
 
 PATCH_COMMENT: Final = "# patch (server-side apply)"
-YAML_DUMPER: Final = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+STR_TAG: Final = f"{TAG_PREFIX}str"
+_NOT_PLAIN_TAG: Final = f"{TAG_PREFIX}flyte-apps-quoted"
+"""What the dumper says a plain string would be read as when some reader would not read a string:
+anything but the str tag makes the emitter quote it."""
+_BASE_DUMPER: Final[Any] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _resolve_for_every_reader(self: Any, kind: Any, value: Any, implicit: tuple[bool, bool]) -> Any:
+    tag = _BASE_DUMPER.resolve(self, kind, value, implicit)
+    if kind is yaml.ScalarNode and implicit[0] and tag == STR_TAG and read_as_non_string(value):
+        return _NOT_PLAIN_TAG
+    return tag
+
+
+YAML_DUMPER: Final[Any] = type(
+    "EveryReaderSafeDumper", (_BASE_DUMPER,), {"resolve": _resolve_for_every_reader}
+)
+"""PyYAML's safe dumper that also quotes strings Go's readers would take for numbers or booleans."""
+
+
+def dump_yaml(data: object, *, sort_keys: bool = False) -> str:
+    """``data`` as block-style YAML that every common reader reads back unchanged."""
+    return yaml.dump(
+        data, Dumper=YAML_DUMPER, sort_keys=sort_keys, default_flow_style=False, allow_unicode=True
+    )
 
 
 def to_yaml(objects: Sequence[RenderedObject]) -> str:
@@ -22,9 +52,7 @@ def to_yaml(objects: Sequence[RenderedObject]) -> str:
 def yaml_text(manifest: Manifest) -> str:
     """One manifest as YAML: PyYAML's safe dumper, through libyaml when PyYAML has it (same text,
     several times faster on large stacks)."""
-    return yaml.dump(
-        manifest, Dumper=YAML_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True
-    )
+    return dump_yaml(manifest)
 
 
 def document(obj: RenderedObject) -> str:

@@ -10,7 +10,15 @@ import typing
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Final, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Strict,
+    TypeAdapter,
+    ValidationError,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -61,6 +69,10 @@ def _env_source(value: object) -> object:
 GoDuration = Annotated[int, BeforeValidator(_go_duration)]
 Int = Annotated[int, Strict()]
 """An integer as YAML/JSON writes it: ``true`` or ``"8080"`` are mistakes, not numbers."""
+Bool = Annotated[bool, Strict()]
+"""A boolean as YAML/JSON writes it: ``"yes"`` or ``"true"`` in quotes are strings, not booleans."""
+LowerCase = Annotated[str, AfterValidator(str.lower)]
+"""A DNS name, accepted in any case and lower-cased once, here (DNS names are case-insensitive)."""
 Quantity = Annotated[str, BeforeValidator(_quantity)]
 RawEnv = Annotated[Any, BeforeValidator(_env_source)]
 
@@ -81,6 +93,28 @@ def validate_model(model: type[M], raw: object, path: str, problems: list[Config
         for error in exc.errors(include_url=False):
             problems.append(problem_from_error(model, path, error))
         return None
+
+
+def valid_fields(model: type[ConfigModel], raw: object) -> dict[str, Any]:
+    """The fields of ``raw`` (by field name) that are valid on their own, plus the defaults of those it
+    leaves out: what the rules can still check when pydantic rejects other fields of the same map."""
+    if not isinstance(raw, Mapping):
+        return {}
+    found: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        alias = info.alias or name
+        if alias not in raw:
+            if not info.is_required():
+                found[name] = info.get_default(call_default_factory=True)
+            continue
+        annotation: Any = info.annotation
+        if info.metadata:
+            annotation = Annotated[(annotation, *info.metadata)]  # type: ignore[valid-type]
+        try:
+            found[name] = TypeAdapter(annotation).validate_python(raw[alias])
+        except ValidationError:
+            continue
+    return found
 
 
 def problem_from_error(model: type[ConfigModel], path: str, error: Mapping[str, Any]) -> ConfigProblem:

@@ -8,8 +8,18 @@ from typing import Any, Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.config.keys import KEY_DOMAIN, KEY_PLATFORM, KEY_PROJECT, PREFIX
-from flyte_apps.core.config.kit import validate_model
-from flyte_apps.core.config.models import AppConfig, AppId, AppInput, EnvVar, Platform, PlatformConfig
+from flyte_apps.core.config.kit import valid_fields, validate_model
+from flyte_apps.core.config.models import (
+    AppConfig,
+    AppId,
+    AppInput,
+    Autoscaling,
+    Container,
+    EnvVar,
+    Platform,
+    PlatformConfig,
+    Timeouts,
+)
 from flyte_apps.core.config.names import (
     DNS1035_LABEL,
     DNS1123_LABEL,
@@ -73,52 +83,66 @@ def find_secure_values(values: Mapping[str, Any], prefix: str = PREFIX) -> list[
 
 
 def load_platform(raw: object, problems: list[ConfigProblem]) -> PlatformConfig | None:
+    """The platform settings, or None when pydantic rejects them; the cross-field rules run on every
+    field that is valid on its own either way, so one pass reports everything."""
     path = PREFIX + KEY_PLATFORM
-    settings = validate_model(Platform, {} if raw is None else raw, path, problems)
+    raw = {} if raw is None else raw
+    settings = validate_model(Platform, raw, path, problems)
     if settings is None:
+        problems.extend(platform_problems(valid_fields(Platform, raw), path))
         return None
     before = len(problems)
-    if not DNS1123_LABEL.match(settings.namespace) or len(settings.namespace) > MAX_LABEL_LEN:
-        problems.append(ConfigProblem(f"{path}.namespace", not_dns_label(settings.namespace, "DNS-1123")))
-    if settings.base_domain and not is_subdomain(settings.base_domain):
-        problems.append(
-            ConfigProblem(
-                f"{path}.baseDomain",
-                f"'{settings.base_domain}' is not a DNS subdomain (e.g. apps.example.com)",
-            )
-        )
-    if settings.default_service_account and not is_subdomain(settings.default_service_account):
-        problems.append(
-            ConfigProblem(
-                f"{path}.defaultServiceAccount",
-                f"'{settings.default_service_account}' is not a valid Kubernetes service account name",
-            )
-        )
-    limit = MAX_PROTO_REQUEST_TIMEOUT_S * NANOS_PER_SECOND
-    if settings.max_request_timeout > limit:
-        problems.append(
-            ConfigProblem(
-                f"{path}.maxRequestTimeout",
-                f"{format_duration(settings.max_request_timeout)} exceeds {format_duration(limit)}, "
-                "the limit of Flyte's app spec (TimeoutConfig.request_timeout)",
-            )
-        )
-    if settings.default_request_timeout < MIN_REQUEST_TIMEOUT_S * NANOS_PER_SECOND:
-        problems.append(ConfigProblem(f"{path}.defaultRequestTimeout", "must be at least 1s"))
-    elif settings.max_request_timeout < settings.default_request_timeout:
-        problems.append(
-            ConfigProblem(
-                f"{path}.maxRequestTimeout",
-                f"{format_duration(settings.max_request_timeout)} is below defaultRequestTimeout "
-                f"{format_duration(settings.default_request_timeout)}",
-            )
-        )
-    if settings.reaper_timeout <= 0:
-        problems.append(ConfigProblem(f"{path}.reaperTimeout", "must be a positive duration"))
+    problems.extend(platform_problems(dict(settings), path))
     default_env = resolve_env(
         settings.default_env_vars, f"{path}.defaultEnvVars", problems, upstream_list=True
     )
     return PlatformConfig(settings=settings, default_env=default_env, valid=len(problems) == before)
+
+
+def platform_problems(fields: Mapping[str, Any], path: str) -> list[ConfigProblem]:
+    """Rules over the platform's fields (by field name); a field that is absent is not checked."""
+    found: list[ConfigProblem] = []
+    namespace = fields.get("namespace")
+    if isinstance(namespace, str) and (not DNS1123_LABEL.match(namespace) or len(namespace) > MAX_LABEL_LEN):
+        found.append(ConfigProblem(f"{path}.namespace", not_dns_label(namespace, "DNS-1123")))
+    base_domain = fields.get("base_domain")
+    if base_domain and not is_subdomain(base_domain):
+        found.append(
+            ConfigProblem(
+                f"{path}.baseDomain", f"'{base_domain}' is not a DNS subdomain (e.g. apps.example.com)"
+            )
+        )
+    account = fields.get("default_service_account")
+    if account and not is_subdomain(account):
+        found.append(
+            ConfigProblem(
+                f"{path}.defaultServiceAccount", f"'{account}' is not a valid Kubernetes service account name"
+            )
+        )
+    limit = MAX_PROTO_REQUEST_TIMEOUT_S * NANOS_PER_SECOND
+    maximum = fields.get("max_request_timeout")
+    default = fields.get("default_request_timeout")
+    if maximum is not None and maximum > limit:
+        found.append(
+            ConfigProblem(
+                f"{path}.maxRequestTimeout",
+                f"{format_duration(maximum)} exceeds {format_duration(limit)}, "
+                "the limit of Flyte's app spec (TimeoutConfig.request_timeout)",
+            )
+        )
+    if default is not None and default < MIN_REQUEST_TIMEOUT_S * NANOS_PER_SECOND:
+        found.append(ConfigProblem(f"{path}.defaultRequestTimeout", "must be at least 1s"))
+    elif default is not None and maximum is not None and maximum < default:
+        found.append(
+            ConfigProblem(
+                f"{path}.maxRequestTimeout",
+                f"{format_duration(maximum)} is below defaultRequestTimeout {format_duration(default)}",
+            )
+        )
+    reaper_timeout = fields.get("reaper_timeout")
+    if reaper_timeout is not None and reaper_timeout <= 0:
+        found.append(ConfigProblem(f"{path}.reaperTimeout", "must be a positive duration"))
+    return found
 
 
 def default_name(raw: object, key: str, problems: list[ConfigProblem]) -> str | None:
@@ -141,8 +165,11 @@ def load_app(
     platform: PlatformConfig | None,
     problems: list[ConfigProblem],
 ) -> AppConfig | None:
+    """One app, or None when it has any problem. When pydantic rejects some of its fields, the rules
+    still run on the parts that are valid on their own, so one pass reports everything."""
     app = validate_model(AppInput, raw, path, problems)
     if app is None:
+        app_part_problems(valid_fields(AppInput, raw), path, platform, problems)
         return None
     before = len(problems)
     project = app.project if app.project is not None else defaults[KEY_PROJECT]
@@ -157,15 +184,8 @@ def load_app(
         elif given is not None and (message := label_value_problem(value, key)):
             identity_ok = False
             problems.append(ConfigProblem(f"{path}.{key}", message))
-    if not FLYTE_APP_NAME.match(app.name):
-        problems.append(
-            ConfigProblem(
-                f"{path}.name",
-                f"'{app.name}' is not a valid Flyte app name: 1-30 letters, digits or '-', "
-                "starting and ending with a letter or digit",
-            )
-        )
-    elif identity_ok and project is not None and domain is not None:
+    env = app_part_problems(dict(app), path, platform, problems)
+    if FLYTE_APP_NAME.match(app.name) and identity_ok and project is not None and domain is not None:
         ksvc = kservice_name(project=project, domain=domain, name=app.name)
         if not DNS1035_LABEL.match(ksvc):
             problems.append(
@@ -175,28 +195,51 @@ def load_app(
                     "and hold only lower-case letters, digits and '-'); Knative would reject it",
                 )
             )
-    container_path = f"{path}.container"
-    if not app.container.image.strip():
-        problems.append(ConfigProblem(f"{container_path}.image", "must not be empty"))
-    env = resolve_env(app.container.env, f"{container_path}.env", problems, upstream_list=False)
-    problems.extend(port_problems(app.container.ports, f"{container_path}.ports"))
-    if app.autoscaling is not None:
-        problems.extend(autoscaling_problems(app.autoscaling, f"{path}.autoscaling"))
-    if app.timeouts is not None and app.timeouts.request is not None:
-        problems.extend(timeout_problems(app.timeouts.request, f"{path}.timeouts.request", platform))
-    problems.extend(secret_problems(app.secrets, env, f"{path}.secrets"))
-    if app.service_account is not None and not is_subdomain(app.service_account):
-        problems.append(
-            ConfigProblem(
-                f"{path}.serviceAccount",
-                f"'{app.service_account}' is not a valid Kubernetes service account name",
-            )
-        )
     if len(problems) > before or not identity_ok or project is None or domain is None:
         return None
     return AppConfig(
         input=app, id=AppId(org=app.org, project=project, domain=domain, name=app.name), env=env, path=path
     )
+
+
+def app_part_problems(
+    fields: Mapping[str, Any], path: str, platform: PlatformConfig | None, problems: list[ConfigProblem]
+) -> tuple[EnvVar, ...]:
+    """The rules of each part of an app (by field name) that is present; returns the app's env."""
+    name = fields.get("name")
+    if isinstance(name, str) and not FLYTE_APP_NAME.match(name):
+        problems.append(
+            ConfigProblem(
+                f"{path}.name",
+                f"'{name}' is not a valid Flyte app name: 1-30 letters, digits or '-', "
+                "starting and ending with a letter or digit",
+            )
+        )
+    env: tuple[EnvVar, ...] = ()
+    container = fields.get("container")
+    if isinstance(container, Container):
+        container_path = f"{path}.container"
+        if not container.image.strip():
+            problems.append(ConfigProblem(f"{container_path}.image", "must not be empty"))
+        env = resolve_env(container.env, f"{container_path}.env", problems, upstream_list=False)
+        problems.extend(port_problems(container.ports, f"{container_path}.ports"))
+    scaling = fields.get("autoscaling")
+    if isinstance(scaling, Autoscaling):
+        problems.extend(autoscaling_problems(scaling, f"{path}.autoscaling"))
+    timeouts = fields.get("timeouts")
+    if isinstance(timeouts, Timeouts) and timeouts.request is not None:
+        problems.extend(timeout_problems(timeouts.request, f"{path}.timeouts.request", platform))
+    secrets = fields.get("secrets")
+    if secrets is not None:
+        problems.extend(secret_problems(secrets, env, f"{path}.secrets"))
+    account = fields.get("service_account")
+    if account is not None and not is_subdomain(account):
+        problems.append(
+            ConfigProblem(
+                f"{path}.serviceAccount", f"'{account}' is not a valid Kubernetes service account name"
+            )
+        )
+    return env
 
 
 def resolve_env(

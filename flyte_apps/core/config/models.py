@@ -9,7 +9,17 @@ from typing import Literal
 from pydantic import Field
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.config.kit import MAX_PORT, MAX_UINT32, ConfigModel, GoDuration, Int, Quantity, RawEnv
+from flyte_apps.core.config.kit import (
+    MAX_PORT,
+    MAX_UINT32,
+    Bool,
+    ConfigModel,
+    GoDuration,
+    Int,
+    LowerCase,
+    Quantity,
+    RawEnv,
+)
 from flyte_apps.core.durations import NANOS_PER_SECOND
 
 ResourceName = Literal["cpu", "memory", "ephemeral-storage"]
@@ -19,7 +29,7 @@ class Platform(ConfigModel):
     """Flyte's ``internalApps`` settings plus how this program manages the namespace."""
 
     namespace: str = "flyte"
-    base_domain: str = ""
+    base_domain: LowerCase = ""
     scheme: Literal["http", "https"] = "https"
     ingress_apps_port: Int = Field(default=0, ge=0, le=MAX_PORT)
     default_request_timeout: GoDuration = 300 * NANOS_PER_SECOND
@@ -28,8 +38,8 @@ class Platform(ConfigModel):
     default_env_vars: RawEnv = None
     default_service_account: str = ""
     watch_buffer_size: Int = Field(default=100, ge=1)
-    adopt_namespace: bool = False
-    retain_namespace: bool = True
+    adopt_namespace: Bool = False
+    retain_namespace: Bool = True
     render_yaml_to_directory: str = ""
     reaper_timeout: GoDuration = 30 * NANOS_PER_SECOND
 
@@ -87,7 +97,7 @@ class AppInput(ConfigModel):
     timeouts: Timeouts | None = None
     service_account: str | None = None
     visibility: Literal["public", "cluster-local"] = "public"
-    stopped: bool = False
+    stopped: Bool = False
     secrets: tuple[SecretInput, ...] = ()
 
 

@@ -8,8 +8,6 @@ import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-import yaml
-
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.durations import format_duration
 from flyte_apps.core.manager.layout import (
@@ -20,6 +18,7 @@ from flyte_apps.core.manager.layout import (
     WEBHOOK_SERVICE_NAME,
     WEBHOOK_SERVICE_PORT,
 )
+from flyte_apps.core.yamlout import dump_yaml
 
 if TYPE_CHECKING:
     from flyte_apps.core.manager.models import ManagerConfig, ManagerInput
@@ -36,7 +35,7 @@ def build_config_file(manager: ManagerConfig, platform: PlatformConfig) -> dict[
 
 def render_config_file(manager: ManagerConfig, platform: PlatformConfig) -> str:
     """``config.yaml`` text, with sorted keys so that its checksum only changes with its content."""
-    return yaml.safe_dump(build_config_file(manager, platform), sort_keys=True, default_flow_style=False)
+    return dump_yaml(build_config_file(manager, platform), sort_keys=True)
 
 
 def internal_apps_config(platform: PlatformConfig, *, apps_enabled: bool) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any, Final, Literal
 from pydantic import Field
 
 from flyte_apps.core.config.keys import KEY_MANAGER, PREFIX
-from flyte_apps.core.config.kit import MAX_PORT, ConfigModel, Quantity, validate_model
+from flyte_apps.core.config.kit import MAX_PORT, Bool, ConfigModel, Quantity, validate_model
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.config.names import (
     DNS1123_SUBDOMAIN,
@@ -85,19 +85,19 @@ class Toleration(ConfigModel):
 class ManagerInput(ConfigModel):
     """``flyte-apps:manager`` as written in the stack config."""
 
-    enabled: bool = True
+    enabled: Bool = True
     """Writing the block enables the manager; ``enabled: false`` keeps the block but deploys nothing."""
     image: str | None = None
     replicas: int = Field(default=1, ge=0)
     ports: ManagerPorts = Field(default_factory=ManagerPorts)
     database: Database = Field(default_factory=Database)
-    apps_enabled: bool = True
+    apps_enabled: Bool = True
     resources: ManagerResources = Field(default_factory=ManagerResources)
     log_level: LogLevel = "info"
     extra_config: dict[str, Any] = Field(default_factory=dict)
     node_selector: dict[str, str] | None = None
     tolerations: tuple[Toleration, ...] = ()
-    install_crd: bool = True
+    install_crd: Bool = True
 
 
 @dataclass(frozen=True)
