@@ -100,9 +100,10 @@ def kservice_to_app(
 ) -> app_pb.App:
     """Flyte's ``kserviceToApp`` + ``kserviceToStatus``; raises ``AppConversionError``.
 
-    Unlike upstream, a stopped app still reports ingress (if public), ``created_at``,
-    ``k8s_metadata`` and ``current_replicas`` (in-cluster traffic can wake it, (j)12); an app whose
-    spec says ``ingress.private`` (our ``cluster-local`` visibility) never has a public ingress.
+    Unlike upstream, a stopped app still reports ``created_at``, ``k8s_metadata`` and
+    ``current_replicas`` (in-cluster traffic can wake it, (j)12). No public URL is reported for an
+    app that cannot be reached from outside: stopped (upstream's stop patch makes it cluster-local),
+    labelled cluster-local, or private by its spec (our ``cluster-local`` visibility).
     """
     ident = app_id_of(ksvc)
     metadata = ksvc.get("metadata") or {}
@@ -126,9 +127,7 @@ def kservice_to_app(
             knative_conditions((ksvc.get("status") or {}).get("conditions") or [], now=now)
         )
     private = spec is not None and spec.ingress.private
-    # A running app labelled cluster-local is private whatever its spec says; a stopped app carries
-    # that label because of the stop, so only its spec can tell.
-    cluster_local = not stopped and labels.get(c.LABEL_VISIBILITY) == c.VISIBILITY_CLUSTER_LOCAL
+    cluster_local = stopped or labels.get(c.LABEL_VISIBILITY) == c.VISIBILITY_CLUSTER_LOCAL
     if not private and not cluster_local:
         url = public_url(
             ksvc=kservice_name(project=ident.project, domain=ident.domain, name=ident.name),

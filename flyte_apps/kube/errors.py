@@ -23,6 +23,12 @@ class KubeNotFound(KubeError):
     """The object (or its namespace) does not exist: HTTP 404."""
 
 
+class KubeApiMissing(KubeError):
+    """The API server has no such resource type at all (a CRD that is not installed): HTTP 404 for
+    the type itself, not for one object. Not a :class:`KubeNotFound`: no app is "missing", the
+    cluster is."""
+
+
 class KubeForbidden(KubeError):
     """RBAC denied the request: HTTP 403."""
 

@@ -19,7 +19,9 @@ from typing import Any, Final, TypeVar, cast
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
+from flyte_apps.core.constants import KNATIVE_GROUP
 from flyte_apps.kube.errors import (
+    KubeApiMissing,
     KubeConflict,
     KubeError,
     KubeForbidden,
@@ -28,6 +30,10 @@ from flyte_apps.kube.errors import (
 )
 
 T = TypeVar("T")
+
+NO_SUCH_RESOURCE_TYPE: Final = "the server could not find the requested resource"
+"""The API server's 404 message for a path whose resource type it does not serve at all; a missing
+object of a known type says ``<resource> "<name>" not found`` instead."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,8 @@ def _api_error(exc: ApiException, op: KubeOperation, host: str, attempts: int) -
             f"forbidden: RBAC must allow verb '{op.verb}' on '{op.resource}' {scope} ({message})",
             status=status,
         )
+    if status == 404 and message == NO_SUCH_RESOURCE_TYPE:
+        return KubeApiMissing(missing_api_message(op.resource), status=status)
     if status == 404:
         return KubeNotFound(f"{op.subject} not found ({message})", status=status)
     if status == 409:
@@ -147,6 +155,13 @@ def _api_error(exc: ApiException, op: KubeOperation, host: str, attempts: int) -
     return KubeError(
         f"cannot {op.verb} {op.subject}: HTTP {status}{reason}{tries} ({message})", status=status
     )
+
+
+def missing_api_message(resource: str) -> str:
+    """What to tell the user when the cluster lacks ``resource``'s API (``services.serving.knative.dev``)."""
+    if resource.endswith(f".{KNATIVE_GROUP}"):
+        return f"Knative Serving is not installed in this cluster (no {resource})"
+    return f"the cluster has no {resource} API (is its CustomResourceDefinition installed?)"
 
 
 def _host_of(fn: Callable[..., Any]) -> str:

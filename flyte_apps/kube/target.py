@@ -136,13 +136,7 @@ def build_api_client(
         try:
             content = yaml.safe_load(resolved.kubeconfig)
         except yaml.YAMLError as exc:
-            # Only the position and the parser's complaint: str(exc) quotes the offending line,
-            # which may hold a token.
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None)
-            msg = f"{source} is not valid YAML/JSON{where}" + (f": {problem}" if problem else "")
-            raise KubeConfigError(msg) from exc
+            raise KubeConfigError(_not_yaml(source, exc)) from exc
         if not isinstance(content, dict):
             msg = f"{source} is not a YAML/JSON mapping"
             raise KubeConfigError(msg)
@@ -170,7 +164,18 @@ def build_api_client(
             persist_config=False,
             client_configuration=configuration,
         )
+    except yaml.YAMLError as exc:
+        raise KubeConfigError(_not_yaml(source, exc)) from exc
     except (ConfigException, OSError, ValueError, TypeError) as exc:
         context = f" (context {resolved.context!r})" if resolved.context else ""
         msg = f"cannot load {source}{context}: {exc}"
         raise KubeConfigError(msg) from exc
+
+
+def _not_yaml(source: str, exc: yaml.YAMLError) -> str:
+    """Only the position and the parser's complaint: ``str(exc)`` quotes the offending line, which
+    may hold a token."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None)
+    return f"{source} is not valid YAML/JSON{where}" + (f": {problem}" if problem else "")

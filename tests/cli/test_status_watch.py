@@ -122,7 +122,7 @@ def test_status_table_shows_phase_replicas_url_age_and_message(kube_server: Fake
         "proj/dev/stopped-one",
         "STOPPED",
         "0",
-        f"https://stopped-one-proj-dev.{BASE_DOMAIN}",
+        "-",  # stopped apps are cluster-local: no public URL
     ]
     assert rows[1].endswith("App scaled to zero")
 

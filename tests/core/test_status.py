@@ -219,9 +219,10 @@ def test_stopped_app_has_one_stopped_condition_and_stopped_desired_state() -> No
     assert app.spec.desired_state == app_pb.Spec.DESIRED_STATE_STOPPED
 
 
-def test_stopped_app_keeps_ingress_created_at_namespace_and_replicas() -> None:
+def test_stopped_app_has_no_public_url_but_keeps_created_at_namespace_and_replicas() -> None:
+    # Stopped means cluster-local (upstream's stop patch): a public URL would not answer.
     app = convert(rendered(stopped=True), replicas=2)
-    assert app.status.ingress.public_url == "https://myapp-proj-dev.apps.example.com"
+    assert not app.status.HasField("ingress")
     assert app.status.created_at.ToDatetime(tzinfo=UTC) == datetime(2025, 5, 1, 11, 0, 0, tzinfo=UTC)
     assert app.status.k8s_metadata.namespace == "flyte"
     assert app.status.current_replicas == 2
