@@ -1,11 +1,14 @@
-"""``flyte-apps render``: every Kubernetes object the stack would apply, offline, as YAML."""
+"""``flyte-apps render``: every Kubernetes object the stack would apply, offline, as YAML or JSON, on
+standard output or as one file per object in a directory that it keeps in step with the stack."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
 
@@ -18,8 +21,41 @@ from flyte_apps.cli.common import (
     translate_errors,
 )
 from flyte_apps.cli.stackfile import plan_stack_files
+from flyte_apps.core.jsonout import json_document, to_json_list
 from flyte_apps.core.objects import RenderedObject
 from flyte_apps.core.yamlout import document, file_name, to_yaml
+
+OWN_FILE: Final = re.compile(r"^\d{3}-[a-z0-9]+-[^/]+\.(yaml|json)$")
+"""The names ``--out-dir`` gives its files (``NNN-<kind>-<name>.yaml``): the only files it removes."""
+
+
+class RenderFormat(StrEnum):
+    YAML = "yaml"
+    JSON = "json"
+
+
+OutputOption = Annotated[
+    RenderFormat,
+    typer.Option(
+        "--output",
+        "-o",
+        help="yaml: multi-document YAML. json: one kubectl-style List (patched objects named in its "
+        "flyte-apps/patches annotation).",
+        case_sensitive=False,
+    ),
+]
+OutDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out-dir",
+        help="Write one file per object, NNN-<kind>-<name>.yaml (or .json), into this directory, and "
+        "remove the files an earlier run wrote for objects the stack no longer has.",
+    ),
+]
+DeprecatedOutOption = Annotated[
+    Path | None,
+    typer.Option("--out", help="Deprecated: use --out-dir.", hidden=True),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -29,33 +65,55 @@ def register(app: typer.Typer) -> None:
 def render(
     stack: StackOption = None,
     config: ConfigOption = None,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="Write one file per object, NNN-<kind>-<name>.yaml, here."),
-    ] = None,
+    output: OutputOption = RenderFormat.YAML,
+    out_dir: OutDirOption = None,
+    out: DeprecatedOutOption = None,
     project_dir: ProjectDirOption = Path(),
 ) -> None:
-    """Print every Kubernetes object the stack would apply, as multi-document YAML (offline)."""
+    """Print every Kubernetes object the stack would apply, in apply order (offline)."""
     with translate_errors():
         if stack is not None and config is not None:
             fail(EXIT_USAGE, "give --stack or --config, not both")
+        if out is not None:
+            if out_dir is not None:
+                fail(EXIT_USAGE, "give --out-dir, not both --out-dir and --out")
+            typer.secho("warning: --out is deprecated; use --out-dir", err=True, fg=typer.colors.YELLOW)
+            out_dir = out
+        if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
+            fail(EXIT_USAGE, f"{out_dir} is a file; --out-dir takes a directory")
         plan, _ = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
     for warning in plan.warnings:
         typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
     objects = plan.objects()
-    if out is not None:
-        for path in write_objects(objects, out):
+    if out_dir is not None:
+        for path in write_objects(objects, out_dir, output):
             typer.echo(str(path))
         return
-    sys.stdout.write(to_yaml(objects))
+    sys.stdout.write(to_json_list(objects) if output is RenderFormat.JSON else to_yaml(objects))
 
 
-def write_objects(objects: Sequence[RenderedObject], directory: Path) -> list[Path]:
-    """One file per object, ``NNN-<kind>-<name>.yaml``, numbered in apply order."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
+def write_objects(
+    objects: Sequence[RenderedObject], directory: Path, output: RenderFormat = RenderFormat.YAML
+) -> list[Path]:
+    """One file per object, numbered in apply order; then the directory's other files of ours (from
+    an earlier run, for objects the stack no longer has) are removed, so that ``kubectl apply -f DIR``
+    never redeploys a removed app. Files of any other name are left alone."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        fail(EXIT_USAGE, f"{directory} is a file; --out-dir takes a directory")
+    written: list[Path] = []
     for index, obj in enumerate(objects, start=1):
-        path = directory / file_name(index, obj)
-        path.write_text(document(obj), encoding="utf-8")
+        name = file_name(index, obj)
+        if output is RenderFormat.JSON:
+            path = directory / f"{name.removesuffix('.yaml')}.json"
+            path.write_text(json_document(obj.manifest), encoding="utf-8")
+        else:
+            path = directory / name
+            path.write_text(document(obj), encoding="utf-8")
         written.append(path)
+    keep = {path.name for path in written}
+    for stale in sorted(directory.iterdir()):
+        if stale.is_file() and OWN_FILE.match(stale.name) and stale.name not in keep:
+            stale.unlink()
     return written

@@ -40,6 +40,8 @@ ANNOTATION_CONFIG_SHA: Final = "flyte.org/config-sha256"
 # Read by pulumi-kubernetes on a *Patch resource: take over fields another field manager (Helm,
 # kubectl) set on Knative's ConfigMaps instead of failing with a server-side-apply conflict.
 ANNOTATION_PATCH_FORCE: Final = "pulumi.com/patchForce"
+# On the List `render -o json` prints: the objects the program patches rather than owns.
+ANNOTATION_PATCHES: Final = "flyte-apps/patches"
 # Downward-API env vars Flyte's webhook setup reads (owner references, Secret namespace).
 ENV_POD_NAME: Final = "POD_NAME"
 ENV_POD_NAMESPACE: Final = "POD_NAMESPACE"

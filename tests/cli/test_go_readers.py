@@ -80,7 +80,7 @@ def tricky_stack(tmp_path: Path) -> Path:
 
 
 def render_to(directory: Path, *args: str) -> list[dict[str, Any]]:
-    result = CliRunner().invoke(app, ["render", *args, "--out", str(directory)])
+    result = CliRunner().invoke(app, ["render", *args, "--out-dir", str(directory)])
     assert result.exit_code == 0, result.stderr
     return [yaml.safe_load(path.read_text(encoding="utf-8")) for path in sorted(directory.glob("*.yaml"))]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -87,17 +88,100 @@ def test_adopted_namespace_is_printed_as_a_patch(tmp_path: Path) -> None:
     assert result.stdout.startswith("---\n# patch (server-side apply)\napiVersion: v1\nkind: Namespace\n")
 
 
-def test_render_out_writes_one_numbered_file_per_object(tmp_path: Path) -> None:
+ONE_APP_FILES = ["001-namespace-flyte.yaml", "002-service-myapp-proj-dev.yaml"]
+
+
+def dev_objects() -> list[dict[str, Any]]:
+    result = run("render", "--stack", "dev", "--project-dir", str(REPO_ROOT))
+    assert result.exit_code == 0, result.stderr
+    return list(yaml.safe_load_all(result.stdout))
+
+
+def test_render_out_dir_writes_one_numbered_file_per_object(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = run("render", "--stack", "dev", "--project-dir", str(REPO_ROOT), "--out", str(out))
+    result = run("render", "--stack", "dev", "--project-dir", str(REPO_ROOT), "--out-dir", str(out))
     assert result.exit_code == 0, result.stderr
     files = sorted(p.name for p in out.iterdir())
     assert files[0] == "001-namespace-flyte.yaml"
     assert files[1] == "002-customresourcedefinition-taskactions.flyte.org.yaml"
-    assert files[-1] == "020-service-notebook-flytesnacks-development.yaml"
-    assert len(files) == 20
-    assert yaml.safe_load((out / files[-1]).read_text())["kind"] == "Service"
+    objects = dev_objects()
+    assert len(files) == len(objects)
+    assert [yaml.safe_load((out / name).read_text()) for name in files] == objects
     assert result.stdout.splitlines() == [str(out / name) for name in files]
+
+
+def test_render_out_dir_removes_its_own_files_for_objects_the_stack_no_longer_has(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    two = minimal_config()
+    two["flyte-apps:apps"].append({"name": "other", "container": {"image": "nginx:1.27"}})
+    assert run("render", "--config", str(write_stack(tmp_path, two)), "--out-dir", str(out)).exit_code == 0
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    (out / "kustomization.yaml").write_text("resources: []\n", encoding="utf-8")
+    before = sorted(p.name for p in out.iterdir())
+    assert "003-service-other-proj-dev.yaml" in before
+
+    result = run("render", "--config", str(write_stack(tmp_path, minimal_config())), "--out-dir", str(out))
+    assert result.exit_code == 0, result.stderr
+    after = sorted(p.name for p in out.iterdir())
+    assert after == [
+        "001-namespace-flyte.yaml",
+        "002-service-myapp-proj-dev.yaml",
+        "kustomization.yaml",
+        "notes.txt",
+    ]
+
+
+def test_render_out_onto_a_file_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    target = tmp_path / "taken"
+    target.write_text("x", encoding="utf-8")
+    for flag in ("--out-dir", "--out"):
+        result = run("render", "--config", str(write_stack(tmp_path, minimal_config())), flag, str(target))
+        assert result.exit_code == 2
+        assert result.stderr.splitlines()[-1] == f"error: {target} is a file; --out-dir takes a directory"
+        assert "Traceback" not in result.stderr
+        assert target.read_text() == "x"
+
+
+def test_render_out_is_a_deprecated_alias_of_out_dir(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("render", "--config", str(write_stack(tmp_path, minimal_config())), "--out", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert "warning: --out is deprecated; use --out-dir" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "001-namespace-flyte.yaml",
+        "002-service-myapp-proj-dev.yaml",
+    ]
+
+
+def test_render_output_json_is_one_kubectl_style_list_naming_the_patched_objects() -> None:
+    result = run("render", "--stack", "dev", "--project-dir", str(REPO_ROOT), "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    listing = json.loads(result.stdout)
+    assert listing["apiVersion"] == "v1"
+    assert listing["kind"] == "List"
+    assert listing["items"] == dev_objects()
+    patches = listing["metadata"]["annotations"]["flyte-apps/patches"].split(",")
+    assert "ConfigMap/knative-serving/config-autoscaler" in patches
+    assert all(not ref.startswith("Service/") for ref in patches)
+
+
+def test_render_out_dir_with_json_writes_json_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = (
+        "render",
+        "--config",
+        str(write_stack(tmp_path, minimal_config())),
+        "--out-dir",
+        str(out),
+        "-o",
+        "json",
+    )
+    assert run(*args).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "001-namespace-flyte.json",
+        "002-service-myapp-proj-dev.json",
+    ]
+    assert json.loads((out / "002-service-myapp-proj-dev.json").read_text())["kind"] == "Service"
 
 
 def test_render_warns_when_a_name_is_hashed_or_the_suffix_template_changed(tmp_path: Path) -> None:
