@@ -1,12 +1,17 @@
-"""The Pulumi program: read the stack config, plan every object, register it. Nothing else."""
+"""The Pulumi program: read the stack config, plan every object, register it. Nothing else.
 
-import json
+The engine hands the config over as text, structured values as JSON; they are read within the same
+bounds as a stack file read by ``flyte-apps render`` (``flyte_apps.core.bounds``: size, nesting,
+number length), and every problem is logged with its quoted values shortened, so a hostile stack
+file fails ``pulumi up`` the way it fails ``render``: one line per problem, nothing registered."""
+
 from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.program import ClusterSettings, deploy
+from flyte_apps.core.bounds import MAX_INPUT_BYTES, bounded_error, parse_config_json, too_large_message
 from flyte_apps.core.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG, PROJECT_NAME
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import plan_stack
@@ -25,7 +30,15 @@ def read_project_config() -> tuple[dict[str, Any], list[ConfigProblem]]:
             problems.append(ConfigProblem(key, "encrypted (secure:) values are not supported here"))
             continue
         raw = runtime_config.get_config(key)
-        values[key] = json.loads(raw) if isinstance(raw, str) and raw.lstrip()[:1] in ("{", "[") else raw
+        if isinstance(raw, str) and len(raw) > MAX_INPUT_BYTES:
+            problems.append(ConfigProblem(key, too_large_message(len(raw.encode()), "a config value")))
+        elif isinstance(raw, str) and raw.lstrip()[:1] in ("{", "["):
+            try:
+                values[key] = parse_config_json(raw, key)
+            except ConfigError as exc:
+                problems.extend(exc.problems)
+        else:
+            values[key] = raw
     return values, problems
 
 
@@ -36,7 +49,7 @@ def main() -> None:
             raise ConfigError(problems)
         plan = plan_stack(values)
     except ConfigError as exc:
-        for problem in exc.problems:
+        for problem in bounded_error(exc).problems:
             pulumi.log.error(str(problem))
         msg = f"the stack config has {len(exc.problems)} problem(s); nothing was registered"
         raise pulumi.RunError(msg) from None

@@ -16,7 +16,8 @@ def register_knative_config(
     objects: Sequence[RenderedObject], provider: pulumi.ProviderResource | None
 ) -> list[pulumi.CustomResource]:
     """Server-side-apply patches of Knative's ConfigMaps (``build_knative_objects``), kept on delete:
-    the keys belong to Knative's install, and removing them would break every app at once."""
+    the keys belong to Knative's install, and removing them would break every app at once (and a
+    feature flag in ``config-features`` may be relied on by other teams' apps)."""
     patches: list[pulumi.CustomResource] = []
     for obj in objects:
         if not obj.patch or (obj.manifest["apiVersion"], obj.kind) != ("v1", "ConfigMap"):

@@ -26,7 +26,13 @@ class ClusterSettings:
 
 
 def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
-    """Register every object of ``plan``; returns the app components by ``project/domain/name``."""
+    """Register every object of ``plan``; returns the app components by ``project/domain/name``.
+
+    The plan's warnings go to the Pulumi log (``render`` prints the same ones). Every app waits for
+    the namespace and for Knative's config patches: a revision whose timeout or feature flags a
+    patch allows would otherwise race the patch and be refused by Knative's admission."""
+    for warning in plan.warnings:
+        pulumi.log.warn(warning)
     settings = plan.platform.settings
     provider = k8s.Provider(
         PROVIDER_NAME,
@@ -35,6 +41,12 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         render_yaml_to_directory=settings.render_yaml_to_directory or None,
     )
     namespace = register_namespace(plan, provider)
+    knative: list[pulumi.Resource] = []
+    if plan.knative:
+        # Imported only when used, as the manager's types below.
+        from components.knative import register_knative_config
+
+        knative.extend(register_knative_config(plan.knative, provider))
     # In render mode nothing may talk to a cluster, so stopped apps get no reaper.
     reaper_timeout = None if settings.render_yaml_to_directory else settings.reaper_timeout / NANOS_PER_SECOND
     apps = {}
@@ -42,7 +54,7 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         apps[app.key] = FlyteApp(
             app.kservice_name,
             FlyteAppArgs(plan=app, reaper_timeout_seconds=reaper_timeout),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace, *knative]),
         )
     pulumi.export("apps", stack_exports(plan))
     if plan.manager:
@@ -56,10 +68,6 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         )
         pulumi.export("managerRunsUrl", manager.runs_url)
         pulumi.export("managerQueueUrl", manager.queue_url)
-    if plan.knative:
-        from components.knative import register_knative_config
-
-        register_knative_config(plan.knative, provider)
     return apps
 
 

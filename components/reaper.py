@@ -8,14 +8,34 @@ race of deleting the stop revision itself.
 
 Provider hygiene (DESIGN decision 5): the SDK pickles the provider object into the stack's state,
 so it holds plain data only; the Kubernetes client is built inside each call from the stack's
-``kubernetes:kubeconfig``/``kubernetes:context`` (received by ``configure``, never pickled);
-``check`` and ``diff`` never call the cluster (they run during preview).
+``kubernetes:kubeconfig``/``kubernetes:context`` (never pickled); ``check`` and ``diff`` never call
+the cluster (they run during preview).
+
+Which cluster, in the SDK's real provider host (``python -m pulumi.dynamic``, a process of its own):
+
+- The stack's settings win over the environment however the engine passes them. The host hands
+  ``configure`` only the ConfigureRequest's ``args``; an engine that sends the config in ``variables``
+  alone leaves it empty, and ``KUBECONFIG`` (another cluster) would win. So the program also records,
+  as the ``cluster`` input, what the stack names: the kubeconfig's absolute path and the context, or
+  only that the kubeconfig is inline content (a credential: never an input). Content still comes
+  from ``configure``; when it does not, the reaper refuses instead of guessing from the environment.
+- A relative ``kubernetes:kubeconfig`` is resolved by the program, in its working directory: the
+  engine runs the program in the project's directory, and starts pulumi-kubernetes there too, which
+  reads the same relative path from it. The ConfigureRequest carries no directory, and the host does
+  not implement the provider handshake that would; its own working directory is used only for
+  state written before the ``cluster`` input existed.
+- A failure reaches the engine as one line: the host sends ``traceback.format_exc()`` as the gRPC
+  details, so the error is re-raised as one :class:`RevisionReaperError` line with the host's
+  traceback limit at 0 (only inside that host).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pulumi
@@ -29,7 +49,10 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
+from flyte_apps.core.bounds import bounded
 from flyte_apps.core.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG
+from flyte_apps.core.errors import FlyteAppsError
+from flyte_apps.core.kubeconfig import is_kubeconfig_content
 
 if TYPE_CHECKING:
     from flyte_apps.kube.reaper import ReapResult
@@ -43,8 +66,24 @@ INPUT_TIMEOUT: Final = "timeout_seconds"
 INPUT_KEYS: Final = (INPUT_NAMESPACE, INPUT_KSERVICE, INPUT_SPEC_SHA, INPUT_TIMEOUT)
 REPLACE_KEYS: Final = (INPUT_NAMESPACE, INPUT_KSERVICE)
 """A different KService is a different reaper."""
+INPUT_CLUSTER: Final = "cluster"
+"""Which cluster the stack names (``stack_cluster``). Not in ``INPUT_KEYS``: ``diff`` ignores it, so a
+project checked out at another path, or a rotated kubeconfig, does not make the reaper run again."""
+CLUSTER_KUBECONFIG: Final = "kubeconfig"
+"""The stack's kubeconfig file, absolute; empty when the stack names none or gives content."""
+CLUSTER_INLINE: Final = "kubeconfig_inline"
+"""True when the stack's kubeconfig is content: ``configure`` must hand it over."""
+CLUSTER_CONTEXT: Final = "context"
 OUTPUT_DELETED: Final = "deleted_revisions"
 OUTPUT_STOP_REVISION: Final = "stop_revision"
+OLD_CONFIG_SPELLING: Final = ":config:"
+"""``kubernetes:config:kubeconfig``: how engines spelled a config key to providers before ``args``."""
+SDK_PROVIDER_HOST: Final = "pulumi.dynamic.__main__"
+"""The module the engine runs as ``__main__`` in the dynamic-provider host process."""
+
+
+class RevisionReaperError(Exception):
+    """A reaper failure, phrased as the one line the engine shows (``pulumi up``'s error)."""
 
 
 class RevisionReaperProvider(ResourceProvider):
@@ -63,16 +102,17 @@ class RevisionReaperProvider(ResourceProvider):
         self._stack_target = None
 
     def configure(self, req: ConfigureRequest) -> None:
-        """Remember which cluster the stack's config names (the same keys pulumi-kubernetes reads)."""
+        """Remember which cluster the stack's config names (the same keys pulumi-kubernetes reads,
+        in either spelling an engine may use)."""
         from flyte_apps.kube.target import KubeTarget
 
-        kubeconfig = req.config.get(CONFIG_KUBECONFIG)
-        context = req.config.get(CONFIG_KUBE_CONTEXT)
+        kubeconfig = _config_value(req, CONFIG_KUBECONFIG)
+        context = _config_value(req, CONFIG_KUBE_CONTEXT)
         self._stack_target = KubeTarget(kubeconfig=kubeconfig or None, context=context or None)
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         """Offline: the inputs come from the validated stack config; keep only the known keys."""
-        return CheckResult({key: news[key] for key in INPUT_KEYS if key in news}, [])
+        return CheckResult({key: news[key] for key in (*INPUT_KEYS, INPUT_CLUSTER) if key in news}, [])
 
     def diff(self, _id: str, _olds: dict[str, Any], _news: dict[str, Any]) -> DiffResult:
         """Offline: a changed stopped spec means a new stop revision, so the reaper runs again."""
@@ -85,13 +125,16 @@ class RevisionReaperProvider(ResourceProvider):
         )
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        result = self._reap(props)
+        with _one_line_errors(props):
+            result = self._reap(props)
         return CreateResult(
             id_=f"{props[INPUT_NAMESPACE]}/{props[INPUT_KSERVICE]}", outs=_outs(props, result)
         )
 
     def update(self, _id: str, _olds: dict[str, Any], _news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(outs=_outs(_news, self._reap(_news)))
+        with _one_line_errors(_news):
+            result = self._reap(_news)
+        return UpdateResult(outs=_outs(_news, result))
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:
         """Nothing to undo: starting the app again is the KService update itself."""
@@ -102,7 +145,7 @@ class RevisionReaperProvider(ResourceProvider):
         from flyte_apps.kube.reaper import reap_stopped_revisions
         from flyte_apps.kube.target import build_api_client
 
-        api = build_api_client(stack=self._stack_target)
+        api = build_api_client(stack=self._target(props.get(INPUT_CLUSTER)))
         try:
             return reap_stopped_revisions(
                 api,
@@ -112,6 +155,80 @@ class RevisionReaperProvider(ResourceProvider):
             )
         finally:
             api.close()  # type: ignore[no-untyped-call]
+
+    def _target(self, declared: object) -> KubeTarget:
+        """The stack's cluster: what the program recorded wins over what ``configure`` received,
+        which may be nothing (an engine that passed the config only in ``variables``)."""
+        from flyte_apps.kube.target import KubeTarget
+
+        configured = self._stack_target
+        if not isinstance(declared, Mapping):
+            return configured or KubeTarget()  # state written before the ``cluster`` input
+        context = str(declared.get(CLUSTER_CONTEXT) or "") or None
+        path = str(declared.get(CLUSTER_KUBECONFIG) or "")
+        if path:
+            return KubeTarget(kubeconfig=path, context=context)
+        if not declared.get(CLUSTER_INLINE):
+            # The stack names no kubeconfig: KUBECONFIG, ~/.kube/config, in-cluster, as pulumi-kubernetes.
+            return KubeTarget(kubeconfig=None, context=context)
+        if configured is not None and configured.kubeconfig and configured.kubeconfig_is_content:
+            return KubeTarget(kubeconfig=configured.kubeconfig, context=context)
+        msg = (
+            f"the stack sets {CONFIG_KUBECONFIG} to kubeconfig content, but the Pulumi engine did not "
+            "hand it to the dynamic-provider host (it passed the stack config only in the "
+            "ConfigureRequest's variables, which the Python SDK's host ignores); not falling back to "
+            "KUBECONFIG, which may name another cluster. Set kubernetes:kubeconfig to a file path, or "
+            "use a Pulumi CLI that passes provider config as args"
+        )
+        raise RevisionReaperError(msg)
+
+
+def stack_cluster(kubeconfig: str | None, context: str | None, working_directory: Path) -> dict[str, Any]:
+    """The ``cluster`` input: the stack's kubeconfig as an absolute path (a relative one is taken
+    from ``working_directory``, the program's, as pulumi-kubernetes takes it) and context; for inline
+    content only the fact that there is some (the content may hold a token)."""
+    inline = bool(kubeconfig) and is_kubeconfig_content(kubeconfig or "")
+    path = ""
+    if kubeconfig and not inline:
+        given = Path(kubeconfig).expanduser()
+        path = str(given if given.is_absolute() else working_directory / given)
+    return {CLUSTER_KUBECONFIG: path, CLUSTER_INLINE: inline, CLUSTER_CONTEXT: context or ""}
+
+
+def _config_value(req: ConfigureRequest, key: str) -> str | None:
+    """``kubernetes:kubeconfig`` as the engine's ``args`` spell it, else the older
+    ``kubernetes:config:kubeconfig`` spelling."""
+    namespace, _, name = key.partition(":")
+    value = req.config.get(key) or req.config.get(f"{namespace}{OLD_CONFIG_SPELLING}{name}")
+    return str(value) if value else None
+
+
+@contextmanager
+def _one_line_errors(props: Mapping[str, Any]) -> Iterator[None]:
+    """Turn any failure into one :class:`RevisionReaperError` line naming the KService.
+
+    The SDK's host reports an exception to the engine as ``traceback.format_exc()`` (16 lines for a
+    Knative timeout), and the engine prints that as the error. A traceback limit of 0 makes it the
+    exception's line alone; it is set only in that host process (the engine starts one per
+    ``pulumi up`` for dynamic providers), never in a program or a test run."""
+    try:
+        yield
+    except Exception as exc:
+        where = f"{props.get(INPUT_NAMESPACE)}/{props.get(INPUT_KSERVICE)}"
+        reason = (
+            str(exc)
+            if isinstance(exc, FlyteAppsError | RevisionReaperError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        if _in_sdk_provider_host():
+            sys.tracebacklimit = 0
+        raise RevisionReaperError(bounded(f"stopping {where}: {reason}")) from None
+
+
+def _in_sdk_provider_host() -> bool:
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return getattr(spec, "name", None) == SDK_PROVIDER_HOST
 
 
 def _outs(props: Mapping[str, Any], result: ReapResult) -> dict[str, Any]:
@@ -151,8 +268,24 @@ class RevisionReaper(Resource, module="flyte", name="RevisionReaper"):
                 INPUT_KSERVICE: args.kservice_name,
                 INPUT_SPEC_SHA: args.spec_sha,
                 INPUT_TIMEOUT: args.timeout_seconds,
+                INPUT_CLUSTER: _program_cluster(),
                 OUTPUT_DELETED: None,
                 OUTPUT_STOP_REVISION: None,
             },
             opts,
         )
+
+
+def _program_cluster() -> dict[str, Any] | pulumi.Output[dict[str, Any]]:
+    """``stack_cluster`` from the stack config the engine gave the program, in its working
+    directory; kept secret in state when the stack keeps its kubeconfig setting secret."""
+    from pulumi.runtime import config as runtime_config
+
+    kubeconfig = runtime_config.get_config(CONFIG_KUBECONFIG)
+    context = runtime_config.get_config(CONFIG_KUBE_CONTEXT)
+    cluster = stack_cluster(kubeconfig, context, Path.cwd())
+    if runtime_config.is_config_secret(CONFIG_KUBECONFIG) or runtime_config.is_config_secret(
+        CONFIG_KUBE_CONTEXT
+    ):
+        return pulumi.Output.secret(cluster)
+    return cluster

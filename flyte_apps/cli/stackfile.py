@@ -1,11 +1,18 @@
 """Reading a project's ``Pulumi.yaml`` and ``Pulumi.<stack>.yaml`` from disk (the parsing is pure, in
-``flyte_apps.core.stackfile``), and planning the stack they describe."""
+``flyte_apps.core.stackfile``), and planning the stack they describe.
+
+Stack files are untrusted input (a fork's pull request runs ``flyte-apps check``): a file is read
+only up to the size bound (``flyte_apps.core.bounds``), so ``/dev/zero`` or a 1 GB file costs no more
+than a file just over the bound, and every problem leaves here with its quoted values shortened, so
+no error line carries a whole hostile value, whichever check phrased it."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Final
 
+from flyte_apps.core.bounds import MAX_INPUT_BYTES, bounded, bounded_error, bounded_problem, too_large_message
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import StackPlan, plan_stack
 from flyte_apps.core.stackfile import (
@@ -38,9 +45,12 @@ def read_stack_config(
     *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
 ) -> dict[str, Any]:
     """Config keys (``namespace:key``) to values; raises ``ConfigError`` on any problem of the files."""
-    given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
+    try:
+        given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
+    except ConfigError as exc:
+        raise bounded_error(exc) from None
     if given.problems:
-        raise ConfigError(list(given.problems))
+        raise ConfigError([bounded_problem(problem) for problem in given.problems])
     return given.values
 
 
@@ -49,15 +59,28 @@ def plan_stack_files(
 ) -> tuple[StackPlan, dict[str, Any]]:
     """Plan the stack the files describe; every problem of the files and of the config is raised
     together in one ``ConfigError``. Returns the plan and the config values it was made from."""
-    given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
-    plan = plan_stack(given.values, problems=given.problems, warnings=given.warnings)
+    try:
+        given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
+        plan = plan_stack(given.values, problems=given.problems, warnings=given.warnings)
+    except ConfigError as exc:
+        raise bounded_error(exc) from None
+    warnings = tuple(bounded(warning) for warning in plan.warnings)
+    if warnings != plan.warnings:
+        plan = dataclasses.replace(plan, warnings=warnings)
     return plan, given.values
 
 
 def _read(path: Path) -> str:
+    """The file's text, reading at most one byte more than the bound (a size from ``stat`` can lie:
+    a pipe or a device says 0)."""
     if not path.exists():
         raise ConfigError([ConfigProblem(str(path), "stack config file not found")])
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            data = stream.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            size = max(path.stat().st_size, len(data))
+            raise ConfigError([ConfigProblem(str(path), too_large_message(size, "a stack file"))])
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([ConfigProblem(str(path), f"cannot be read: {exc}")]) from None

@@ -85,6 +85,67 @@ SUFFIX_TOKEN_DOMAIN: Final = "{{ domain }}"
 DEFAULT_SUFFIX_TEMPLATE: Final = "{{ project }}-{{ domain }}"
 APP_FQDN_PLACEHOLDER: Final = "{app_fqdn}"
 
+# --- Pod payloads, GPUs and shared memory ---------------------------------------------------
+# Flyte's Kubernetes plugin defaults (flytek8s config): the GPU's extended resource name and the node
+# labels (and matching taints) that place a pod on a given accelerator and partition size.
+DEFAULT_GPU_RESOURCE_NAME: Final = "nvidia.com/gpu"
+DEFAULT_GPU_DEVICE_NODE_LABEL: Final = "k8s.amazonaws.com/accelerator"
+DEFAULT_GPU_PARTITION_SIZE_NODE_LABEL: Final = "k8s.amazonaws.com/gpu-partition-size"
+# The key Flyte's SDK uses for GPUs in a resource map; never a Kubernetes resource name.
+GPU_RESOURCE_KEY: Final = "gpu"
+# flyteidl2.core.SharedMemory as Flyte's SDK fills it in; "auto" means no size limit.
+SHARED_MEMORY_MOUNT_PATH: Final = "/dev/shm"
+SHARED_MEMORY_MOUNT_NAME: Final = "flyte-shm"
+SHARED_MEMORY_AUTO: Final = "auto"
+# Kubernetes: an emptyDir backed by RAM (tmpfs), the volume Flyte's plugin mounts as shared memory.
+STORAGE_MEDIUM_MEMORY: Final = "Memory"
+# Kubernetes node-selector operators and the taint effect Flyte's plugin uses to place GPU pods.
+NODE_SELECTOR_IN: Final = "In"
+NODE_SELECTOR_DOES_NOT_EXIST: Final = "DoesNotExist"
+TOLERATION_EQUAL: Final = "Equal"
+TAINT_NO_SCHEDULE: Final = "NoSchedule"
+# Label and annotation domains that Flyte, its secret webhook and Knative own on a revision template:
+# an app's pod metadata may not use them (applyPodMetadata), so it never overrides them.
+RESERVED_TEMPLATE_DOMAINS: Final = (
+    "flyte.org",
+    "flyte.secrets",
+    "serving.knative.dev",
+    "autoscaling.knative.dev",
+    "networking.knative.dev",
+)
+
+# --- Knative feature flags: keys of knative-serving/config-features -------------------------
+# Knative refuses a revision whose pod spec uses a field behind a flag the cluster does not enable.
+KNATIVE_FEATURE_ENABLED: Final = "enabled"
+KNATIVE_FEATURE_ALLOWED: Final = "allowed"  # some flags accept "allowed" as well as "enabled"
+FLAG_AFFINITY: Final = "kubernetes.podspec-affinity"
+FLAG_FIELDREF: Final = "kubernetes.podspec-fieldref"
+FLAG_ADD_CAPABILITIES: Final = "kubernetes.containerspec-addcapabilities"
+FLAG_MOUNT_PROPAGATION: Final = "kubernetes.podspec-volumes-mount-propagation"
+FLAG_DNS_CONFIG: Final = "kubernetes.podspec-dnsconfig"
+FLAG_DNS_POLICY: Final = "kubernetes.podspec-dnspolicy"
+FLAG_HOST_ALIASES: Final = "kubernetes.podspec-hostaliases"
+FLAG_HOST_IPC: Final = "kubernetes.podspec-hostipc"
+FLAG_HOST_NETWORK: Final = "kubernetes.podspec-hostnetwork"
+FLAG_HOST_PID: Final = "kubernetes.podspec-hostpid"
+FLAG_INIT_CONTAINERS: Final = "kubernetes.podspec-init-containers"
+FLAG_NODE_SELECTOR: Final = "kubernetes.podspec-nodeselector"
+FLAG_PRIORITY_CLASS_NAME: Final = "kubernetes.podspec-priorityclassname"
+FLAG_RUNTIME_CLASS_NAME: Final = "kubernetes.podspec-runtimeclassname"
+FLAG_SCHEDULER_NAME: Final = "kubernetes.podspec-schedulername"
+FLAG_SECURITY_CONTEXT: Final = "kubernetes.podspec-securitycontext"
+FLAG_SHARE_PROCESS_NAMESPACE: Final = "kubernetes.podspec-shareprocessnamespace"
+FLAG_TOLERATIONS: Final = "kubernetes.podspec-tolerations"
+FLAG_TOPOLOGY_SPREAD: Final = "kubernetes.podspec-topologyspreadconstraints"
+FLAG_VOLUMES_CSI: Final = "kubernetes.podspec-volumes-csi"
+FLAG_VOLUMES_EMPTYDIR: Final = "kubernetes.podspec-volumes-emptydir"  # Knative enables it by default
+FLAG_VOLUMES_EPHEMERAL: Final = "kubernetes.podspec-volumes-ephemeral"
+FLAG_VOLUMES_HOSTPATH: Final = "kubernetes.podspec-volumes-hostpath"
+FLAG_VOLUMES_IMAGE: Final = "kubernetes.podspec-volumes-image"
+FLAG_PVC: Final = "kubernetes.podspec-persistent-volume-claim"
+# Not a note in Knative's CRD but a rule of its admission: a claim that is not read-only needs it too.
+FLAG_PVC_WRITE: Final = "kubernetes.podspec-persistent-volume-write"
+
 # --- Kubernetes / Knative API identities ----------------------------------------------------
 KNATIVE_API_VERSION: Final = "serving.knative.dev/v1"
 KNATIVE_GROUP: Final = "serving.knative.dev"

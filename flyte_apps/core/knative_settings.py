@@ -1,9 +1,10 @@
 """Knative Serving's settings that Flyte's apps rely on (reference (i)): ``flyte-apps:knative`` as
 written and validated, and the server-side-apply patches of Knative's ConfigMaps that carry only
-those keys."""
+those keys, plus ``config-features`` with the feature flags the stack's apps need."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -20,6 +21,7 @@ KNATIVE_NAMESPACE: Final = "knative-serving"
 KNATIVE_CONFIG_AUTOSCALER: Final = "config-autoscaler"
 KNATIVE_CONFIG_DEFAULTS: Final = "config-defaults"
 KNATIVE_CONFIG_DOMAIN: Final = "config-domain"
+KNATIVE_CONFIG_FEATURES: Final = "config-features"
 KNATIVE_CONFIG_NETWORK: Final = "config-network"
 KNATIVE_ALLOW_ZERO_INITIAL_SCALE: Final = "allow-zero-initial-scale"  # Stop writes initial-scale "0"
 KNATIVE_DOMAIN_TEMPLATE: Final = "domain-template"
@@ -59,10 +61,15 @@ def load_knative_config(raw: object, problems: list[ConfigProblem]) -> KnativeCo
     return KnativeConfig(namespace=knative.namespace)
 
 
-def build_knative_objects(knative: KnativeConfig, platform: PlatformConfig) -> list[RenderedObject]:
+def build_knative_objects(
+    knative: KnativeConfig, platform: PlatformConfig, features: Iterable[str] = ()
+) -> list[RenderedObject]:
     """Server-side-apply patches of Knative's ConfigMaps that carry only the keys Flyte's apps need
-    (reference (i)); everything else in those ConfigMaps stays as the cluster has it."""
-    # Imported here: flyte_apps.core.plan imports this module to plan the stack.
+    (reference (i)); everything else in those ConfigMaps stays as the cluster has it.
+
+    ``features``: the feature flags the stack's apps use (``flyte_apps.core.knative_features``).
+    ``config-features`` gets each of them as ``enabled`` and nothing else, so a flag the stack does
+    not use (another team's apps may rely on it) is never turned off; without flags, no patch."""
     settings = platform.settings
     patches: list[tuple[str, dict[str, str]]] = [
         (KNATIVE_CONFIG_AUTOSCALER, {KNATIVE_ALLOW_ZERO_INITIAL_SCALE: c.TRUE}),
@@ -79,6 +86,9 @@ def build_knative_objects(knative: KnativeConfig, platform: PlatformConfig) -> l
     ]
     if settings.base_domain:
         patches.append((KNATIVE_CONFIG_DOMAIN, {settings.base_domain: ""}))
+    flags = sorted(set(features))
+    if flags:
+        patches.append((KNATIVE_CONFIG_FEATURES, dict.fromkeys(flags, c.KNATIVE_FEATURE_ENABLED)))
     return [
         RenderedObject(
             {

@@ -1,14 +1,20 @@
 """Pure: an app and the platform settings -> the KService manifest Flyte's app service would create
-(reference (c)4-5), plus upstream's stop patch when the app is stopped (reference (c)7)."""
+(reference (c)4-5), plus upstream's stop patch when the app is stopped (reference (c)7).
+
+Beyond upstream: GPUs, accelerators and shared memory become the pod settings Flyte's Kubernetes
+plugin gives task pods (``gpus``, ``shared_memory``), and with ``platform.applyPodMetadata`` a pod
+template's labels and annotations go on the revision template (upstream ignores them, (j)10)."""
 
 from __future__ import annotations
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.config.models import AppConfig, PlatformConfig
+from flyte_apps.core.config.models import AppConfig, PlatformConfig, PodMetadata
 from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
+from flyte_apps.core.gpus import place_on_accelerator, set_gpu_counts
 from flyte_apps.core.naming import endpoint_pattern, kservice_name
 from flyte_apps.core.objects import Manifest
 from flyte_apps.core.secrets import encode_secret
+from flyte_apps.core.shared_memory import mount_shared_memory
 from flyte_apps.core.spec import SpecBlob, build_secrets
 
 
@@ -31,15 +37,22 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
         template_annotations[c.ANNOTATION_MIN_SCALE] = "0"
         template_annotations[c.ANNOTATION_INITIAL_SCALE] = "0"
     template_metadata: Manifest = {}
+    template_labels: dict[str, str] = {}
     if app.input.secrets:
         # Only with secrets: the labels select the pod for Flyte's secret-injecting webhook.
-        template_metadata["labels"] = {
+        template_labels = {
             c.SECRET_LABEL_ORGANIZATION: c.SECRET_ORGANIZATION,
             c.SECRET_LABEL_PROJECT: ident.project,
             c.SECRET_LABEL_DOMAIN: ident.domain,
             c.SECRET_LABEL_INJECT: c.TRUE,
         }
         template_annotations.update(secret_annotations(app))
+    pod_metadata = applied_pod_metadata(app, platform)
+    if pod_metadata is not None:  # its keys never clash with the ones above (a config rule)
+        template_labels.update(pod_metadata.labels)
+        template_annotations.update(pod_metadata.annotations)
+    if template_labels:
+        template_metadata["labels"] = template_labels
     if template_annotations:
         template_metadata["annotations"] = template_annotations
     pod_spec = build_pod_spec(app, platform)
@@ -63,45 +76,48 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
 
 
 def build_pod_spec(app: AppConfig, platform: PlatformConfig) -> Manifest:
-    """One container named ``app``; env = platform defaults, the app's env, then Flyte's three vars."""
+    """The payload's pod spec (``AppConfig.pod_spec``, left unchanged) plus what Flyte adds: upstream's
+    ``enableServiceLinks: false`` unless the pod template sets it, the service-account rule (the app's,
+    else the platform default, else the pod template's), env = platform defaults, the container's own,
+    then Flyte's three variables in ``containers[0]``; then GPUs, accelerator placement and shared
+    memory as Flyte's Kubernetes plugin adds them."""
     settings = platform.settings
-    given = app.input.container
-    container: Manifest = {"name": c.USER_CONTAINER_NAME, "image": given.image}
-    if given.command:
-        container["command"] = list(given.command)
-    if given.args:
-        container["args"] = list(given.args)
-    if given.ports:
-        container["ports"] = [
-            {"containerPort": port.container_port, **({"name": port.name} if port.name else {})}
-            for port in given.ports
-        ]
-    env = [*platform.default_env, *app.env]
-    container["env"] = [{"name": var.name, "value": var.value} for var in env] + [
-        {
-            "name": c.ENV_ENDPOINT_PATTERN,
-            "value": endpoint_pattern(
-                settings.namespaced_name_suffix_template,
-                project=app.id.project,
-                domain=app.id.domain,
-                namespace=settings.namespace,
-            ),
-        },
-        {"name": c.ENV_EXECUTION_PROJECT, "value": app.id.project},
-        {"name": c.ENV_EXECUTION_DOMAIN, "value": app.id.domain},
-    ]
-    resources = given.resources
-    if resources is not None and (resources.requests or resources.limits):
-        container["resources"] = {
-            key: {name: entries[name] for name in sorted(entries)}
-            for key, entries in (("requests", resources.requests), ("limits", resources.limits))
-            if entries
-        }
-    pod: Manifest = {"containers": [container], "enableServiceLinks": False}
+    pod: Manifest = dict(app.pod_spec)
+    pod.setdefault("enableServiceLinks", False)
     account = app.input.service_account or settings.default_service_account
     if account:
         pod["serviceAccountName"] = account
+    containers = list(pod.get("containers") or [])
+    if containers:
+        first = dict(containers[0])
+        first["env"] = [
+            *({"name": var.name, "value": var.value} for var in platform.default_env),
+            *(first.get("env") or []),
+            {
+                "name": c.ENV_ENDPOINT_PATTERN,
+                "value": endpoint_pattern(
+                    settings.namespaced_name_suffix_template,
+                    project=app.id.project,
+                    domain=app.id.domain,
+                    namespace=settings.namespace,
+                ),
+            },
+            {"name": c.ENV_EXECUTION_PROJECT, "value": app.id.project},
+            {"name": c.ENV_EXECUTION_DOMAIN, "value": app.id.domain},
+        ]
+        pod["containers"] = [first, *containers[1:]]
+    set_gpu_counts(pod, settings.gpu_resource_name)
+    place_on_accelerator(pod, app.input.accelerator, settings)
+    mount_shared_memory(pod, app.input.shared_memory, app.primary_container)
     return pod
+
+
+def applied_pod_metadata(app: AppConfig, platform: PlatformConfig) -> PodMetadata | None:
+    """The pod template's metadata, when the platform puts it on revision templates."""
+    pod = app.input.pod
+    if pod is None or pod.metadata is None or not platform.settings.apply_pod_metadata:
+        return None
+    return pod.metadata
 
 
 def secret_annotations(app: AppConfig) -> dict[str, str]:

@@ -8,16 +8,14 @@ name of at most 63; a label value is at most 63 characters of letters, digits, `
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.config.names import DNS1123_SUBDOMAIN, LABEL_VALUE, MAX_LABEL_LEN, MAX_SUBDOMAIN_LEN
+from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, label_key_problem
 from flyte_apps.core.errors import ConfigProblem
 
 MAX_ANNOTATIONS_BYTES: Final = 256 * 1024
-LABEL_NAME: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 
 
 def object_problems(manifest: Mapping[str, Any], path: str) -> list[ConfigProblem]:
@@ -40,7 +38,11 @@ def _metadata_problems(metadata: Mapping[str, Any], path: str, whose: str) -> li
     size = annotations_size(annotations)
     if size > MAX_ANNOTATIONS_BYTES:
         biggest = max(annotations, key=lambda key: len(annotations[key]))
-        hint = " (it holds the whole app spec, env values included)" if biggest == c.ANNOTATION_SPEC else ""
+        hint = (
+            " (it holds the whole app spec, env values and the pod template included)"
+            if biggest == c.ANNOTATION_SPEC
+            else ""
+        )
         found.append(
             ConfigProblem(
                 path,
@@ -58,11 +60,9 @@ def _metadata_problems(metadata: Mapping[str, Any], path: str, whose: str) -> li
 
 def label_problem(key: str, value: str) -> str | None:
     """Why Kubernetes would refuse the label ``key: value``, or None."""
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > MAX_SUBDOMAIN_LEN or not DNS1123_SUBDOMAIN.match(prefix)):
-        return f"'{key}': the prefix is not a DNS subdomain of at most {MAX_SUBDOMAIN_LEN} characters"
-    if len(name) > MAX_LABEL_LEN or not LABEL_NAME.match(name):
-        return f"'{key}': the name is not {MAX_LABEL_LEN} or fewer letters, digits, '-', '_' or '.'"
+    key_problem = label_key_problem(key)
+    if key_problem:
+        return key_problem
     if len(value) > MAX_LABEL_LEN or not LABEL_VALUE.match(value):
         return (
             f"'{key}' has the value '{value}', which is not {MAX_LABEL_LEN} or fewer letters, digits, "

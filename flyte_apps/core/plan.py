@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.config.keys import KEY_APPS
+from flyte_apps.core.config.keys import KEY_APPS, KEY_KNATIVE, KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.models import AppConfig, PlatformConfig
 from flyte_apps.core.errors import ConfigError, ConfigProblem
+from flyte_apps.core.knative_features import ENABLED_BY_DEFAULT, FlagUse, flags_used
 from flyte_apps.core.knative_settings import build_knative_objects
 from flyte_apps.core.kservice import build_kservice
 from flyte_apps.core.limits import object_problems
@@ -36,6 +37,8 @@ class AppPlan:
     namespace: str
     public_url: str | None
     internal_url: str
+    feature_flags: tuple[FlagUse, ...] = ()
+    """The Knative feature flags the revision's pod spec needs, and where."""
 
     @property
     def key(self) -> str:
@@ -101,12 +104,15 @@ def plan_stack(
         build_namespace(config.platform), patch=config.platform.settings.adopt_namespace
     )
     manager = () if config.manager is None else tuple(build_manager_objects(config.manager, config.platform))
-    knative = () if config.knative is None else tuple(build_knative_objects(config.knative, config.platform))
+    knative: tuple[RenderedObject, ...] = ()
+    if config.knative is not None:
+        flags = [use.flag for app in apps for use in app.feature_flags]
+        knative = tuple(build_knative_objects(config.knative, config.platform, features=flags))
     return StackPlan(
         config=config,
         namespace=namespace,
         apps=tuple(apps),
-        warnings=(*warnings, *_warnings(config)),
+        warnings=(*warnings, *_warnings(config), *_pod_warnings(config, apps)),
         manager=manager,
         knative=knative,
     )
@@ -123,14 +129,16 @@ def _plan_app(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> AppPl
             scheme=settings.scheme,
             ingress_apps_port=settings.ingress_apps_port,
         )
+    kservice = build_kservice(app, platform, blob)
     return AppPlan(
         config=app,
         blob=blob,
-        kservice=build_kservice(app, platform, blob),
+        kservice=kservice,
         kservice_name=name,
         namespace=settings.namespace,
         public_url=url,
         internal_url=internal_url(ksvc=name, namespace=settings.namespace),
+        feature_flags=flags_used(kservice["spec"]["template"]["spec"]),
     )
 
 
@@ -154,6 +162,31 @@ def _warnings(config: StackConfig) -> list[str]:
             found.append(
                 f"{app.path}: app {app.id} has the hashed KService name '{name}' (name-project-domain "
                 f"is over 63 characters): other apps cannot reach it through {c.ENV_ENDPOINT_PATTERN}"
+            )
+    return found
+
+
+def _pod_warnings(config: StackConfig, apps: Sequence[AppPlan]) -> list[str]:
+    """Knative feature flags the cluster must have when this program does not manage Knative's config,
+    and pod metadata that stays in the spec because the platform does not apply it."""
+    found: list[str] = []
+    for plan in apps:
+        app = plan.config
+        needed = [use for use in plan.feature_flags if use.flag not in ENABLED_BY_DEFAULT]
+        if config.knative is None and needed:
+            listed = "; ".join(f"{use.flag} ({', '.join(use.paths)})" for use in needed)
+            found.append(
+                f"{app.path}: app {app.id} uses pod-spec fields Knative accepts only behind feature flags: "
+                f"{listed}. Knative's config-features must enable them, or set "
+                f"{PREFIX}{KEY_KNATIVE}.manageConfig: true to have this program enable them"
+            )
+        pod = app.input.pod
+        metadata = pod.metadata if pod is not None else None
+        ignored = not config.platform.settings.apply_pod_metadata
+        if ignored and metadata is not None and (metadata.labels or metadata.annotations):
+            found.append(
+                f"{app.path}.pod.metadata: kept in the app's spec but not put on its pods (as Flyte's "
+                f"app service does); set {PREFIX}{KEY_PLATFORM}.applyPodMetadata: true to apply it"
             )
     return found
 

@@ -24,3 +24,9 @@ def is_negative_quantity(text: str) -> bool:
     """True for a syntactically valid quantity below zero (never valid for a resource)."""
     match = _QUANTITY.match(text)
     return match is not None and match.group("sign") == "-" and float(match.group("number")) != 0
+
+
+def is_zero_quantity(text: str) -> bool:
+    """True for a syntactically valid quantity equal to zero (``0``, ``0Gi``, ``0.0``)."""
+    match = _QUANTITY.match(text)
+    return match is not None and float(match.group("number")) == 0

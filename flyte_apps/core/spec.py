@@ -1,7 +1,9 @@
 """An app's ``flyteidl2.app.Spec``: built from config, checked with protovalidate, serialized once.
 
 The bytes are the deterministic serialization of the real proto, so ``flyte.org/spec`` decodes with
-Flyte's own code and ``flyte.org/spec-sha`` is stable (upstream's Go map order is not: (j)6).
+Flyte's own code and ``flyte.org/spec-sha`` is stable (upstream's Go map order is not: (j)6; a pod
+template's ``google.protobuf.Struct`` is a map too, and deterministic serialization sorts its keys).
+Resource entries come in the order Flyte's SDK writes them, whatever order the config lists them in.
 """
 
 from __future__ import annotations
@@ -9,20 +11,25 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass
+from typing import Final
 
 import protovalidate
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.core import literals_pb2, security_pb2, tasks_pb2
 
-from flyte_apps.core.config.models import AppConfig
+from flyte_apps.core import constants as c
+from flyte_apps.core.config.models import Accelerator, AppConfig, Container, PodTemplate, SharedMemory
 from flyte_apps.core.durations import NANOS_PER_SECOND
 from flyte_apps.core.errors import ConfigProblem
 
-_RESOURCE_NAMES = {
-    "cpu": tasks_pb2.Resources.CPU,
-    "memory": tasks_pb2.Resources.MEMORY,
-    "ephemeral-storage": tasks_pb2.Resources.EPHEMERAL_STORAGE,
-}
+RESOURCE_ORDER: Final = (
+    ("cpu", tasks_pb2.Resources.CPU),
+    ("memory", tasks_pb2.Resources.MEMORY),
+    (c.GPU_RESOURCE_KEY, tasks_pb2.Resources.GPU),
+    ("ephemeral-storage", tasks_pb2.Resources.EPHEMERAL_STORAGE),
+    ("storage", tasks_pb2.Resources.STORAGE),
+)
+"""Resource entries in Flyte's SDK order (cpu, memory, gpu, ephemeral-storage), then storage."""
 _SHA_BYTES = 8
 
 
@@ -53,24 +60,14 @@ def build_spec(app: AppConfig) -> app_pb.Spec:
     """Map the app's config one to one onto proto fields (defaults and injected env are not in it)."""
     spec = app_pb.Spec()
     given = app.input
-    container = spec.container
-    container.image = given.container.image
-    container.command.extend(given.container.command)
-    container.args.extend(given.container.args)
-    container.env.extend(literals_pb2.KeyValuePair(key=var.name, value=var.value) for var in app.env)
-    container.ports.extend(
-        tasks_pb2.ContainerPort(container_port=port.container_port, name=port.name)
-        for port in given.container.ports
-    )
-    if given.container.resources is not None:
-        for target, entries in (
-            (container.resources.requests, given.container.resources.requests),
-            (container.resources.limits, given.container.resources.limits),
-        ):
-            target.extend(
-                tasks_pb2.Resources.ResourceEntry(name=_RESOURCE_NAMES[name], value=entries[name])
-                for name in sorted(entries)
-            )
+    if given.pod is not None:
+        _set_pod(spec.pod, given.pod, app)
+    elif given.container is not None:
+        _set_container(spec.container, given.container, app)
+    if given.accelerator is not None:
+        _set_accelerator(spec.extended_resources.gpu_accelerator, given.accelerator)
+    if given.shared_memory is not None:
+        _set_shared_memory(spec.extended_resources.shared_memory, given.shared_memory)
     scaling = given.autoscaling
     if scaling is not None:
         if scaling.min_replicas is not None or scaling.max_replicas is not None:
@@ -92,6 +89,57 @@ def build_spec(app: AppConfig) -> app_pb.Spec:
     if given.timeouts is not None and given.timeouts.request is not None:
         _set_duration(spec.timeouts.request_timeout, given.timeouts.request)
     return spec
+
+
+def _set_container(container: tasks_pb2.Container, given: Container, app: AppConfig) -> None:
+    """The container payload; ``gpu`` is a ``GPU`` entry, as Flyte's SDK writes it."""
+    container.image = given.image or ""
+    container.command.extend(given.command)
+    container.args.extend(given.args)
+    container.env.extend(literals_pb2.KeyValuePair(key=var.name, value=var.value) for var in app.env)
+    container.ports.extend(
+        tasks_pb2.ContainerPort(container_port=port.container_port, name=port.name) for port in given.ports
+    )
+    if given.resources is not None:
+        for target, entries in (
+            (container.resources.requests, given.resources.requests),
+            (container.resources.limits, given.resources.limits),
+        ):
+            target.extend(
+                tasks_pb2.Resources.ResourceEntry(name=proto_name, value=entries[name])
+                for name, proto_name in RESOURCE_ORDER
+                if name in entries
+            )
+
+
+def _set_pod(pod: tasks_pb2.K8sPod, given: PodTemplate, app: AppConfig) -> None:
+    """The pod payload: the merged pod spec as a Struct, the metadata when the config has it (even
+    empty), and the primary container's name only when the config sets it."""
+    if given.metadata is not None:
+        pod.metadata.SetInParent()
+        pod.metadata.labels.update(given.metadata.labels)
+        pod.metadata.annotations.update(given.metadata.annotations)
+    pod.pod_spec.update(app.pod_spec)
+    if given.primary_container_name is not None:
+        pod.primary_container_name = given.primary_container_name
+
+
+def _set_accelerator(target: tasks_pb2.GPUAccelerator, given: Accelerator) -> None:
+    target.device = given.device
+    if given.partition_size is not None:
+        target.partition_size = given.partition_size
+    elif given.unpartitioned is not None:
+        target.unpartitioned = given.unpartitioned
+    if given.device_class is not None:
+        target.device_class = tasks_pb2.GPUAccelerator.DeviceClass.Value(given.device_class)
+
+
+def _set_shared_memory(target: tasks_pb2.SharedMemory, given: SharedMemory) -> None:
+    """Flyte's SDK writes the mount path and name always, the size unless it is ``auto``."""
+    target.mount_path = given.mount_path
+    target.mount_name = given.mount_name
+    if given.size_limit != c.SHARED_MEMORY_AUTO:
+        target.size_limit = given.size_limit
 
 
 def build_secrets(app: AppConfig) -> list[security_pb2.Secret]:

@@ -35,6 +35,7 @@ from flyte_apps.core.config.rules import cross_app_problems
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.knative_settings import KnativeConfig, load_knative_config
 from flyte_apps.core.manager.models import ManagerConfig, load_manager_config
+from flyte_apps.core.pod_schema import PodSpecSchemas
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,9 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
             ConfigProblem(PREFIX + KEY_APPS, f"must be a list of apps, not {type(apps_raw).__name__}")
         )
         apps_raw = []
+    schemas = PodSpecSchemas()  # built on first use, then shared by every app of this pass
     for index, app_raw in enumerate(apps_raw):
-        app = load_app(app_raw, f"{PREFIX}{KEY_APPS}[{index}]", defaults, platform, problems)
+        app = load_app(app_raw, f"{PREFIX}{KEY_APPS}[{index}]", defaults, platform, problems, schemas)
         if app is not None:
             apps.append(app)
     problems.extend(cross_app_problems(apps))

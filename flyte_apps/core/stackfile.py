@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.kit import unknown_key_message
 from flyte_apps.core.constants import PROJECT_NAME
 from flyte_apps.core.errors import ConfigProblem
@@ -132,11 +133,13 @@ def namespace_problem(key: str) -> str | None:
     namespace, separator, rest = key.partition(":")
     if not separator or namespace == PROJECT_NAME:
         return None
+    if len(namespace) > 2 * len(PROJECT_NAME):
+        return None  # far longer than ours: not a misspelling of it (and difflib is quadratic)
     normal = re.sub(r"[-_.\s]", "", namespace.lower())
     target = PROJECT_NAME.replace("-", "")
     if difflib.SequenceMatcher(None, normal, target).ratio() < _OUR_NAMESPACE_LOOKALIKE:
         return None
-    return f"unknown namespace '{namespace}'; did you mean '{PROJECT_NAME}:{rest}'?"
+    return f"unknown namespace {shown(namespace)}; did you mean {shown(f'{PROJECT_NAME}:{rest}')}?"
 
 
 def key_path(keys: Keys) -> str:

@@ -4,7 +4,13 @@ PyYAML would take a file whose second ``image:`` silently replaces the first, wh
 the boolean True, or whose ``y`` is a string where Pulumi's Go reader sees a boolean. ``read_yaml``
 reads the document as PyYAML does but reports, with line and column, every duplicate key (naming
 both lines), every key that is not a string, and every plain scalar that PyYAML and Go's YAML 1.1
-reader (Pulumi's CLI) read as different types. Only a syntax error stops it early.
+reader (Pulumi's CLI) read as different types.
+
+A stack file is untrusted input (a fork's pull request runs ``flyte-apps check``), so reading it is
+bounded (``flyte_apps.core.bounds``): the text's size, and, on the composed document before a single
+value is built, nesting, aliases (at most :data:`MAX_ALIASES`; none may contain itself, and what
+they expand to is counted, so a "billion laughs" is refused instead of walked), and the length of
+number literals. A syntax error or an exceeded bound stops the reading early.
 """
 
 from __future__ import annotations
@@ -15,13 +21,30 @@ from typing import Any, Final
 
 import yaml
 
+from flyte_apps.core.bounds import (
+    MAX_INPUT_BYTES,
+    MAX_NESTING,
+    MAX_NUMBER_CHARS,
+    long_number_message,
+    nesting_message,
+    shown,
+    too_large_message,
+)
 from flyte_apps.core.errors import ConfigError, ConfigProblem
-from flyte_apps.core.yamlcompat import KIND_NAMES, MERGE, STR, TAG_PREFIX, go_yaml_v2_kind
+from flyte_apps.core.yamlcompat import FLOAT, INT, KIND_NAMES, MERGE, STR, TAG_PREFIX, go_yaml_v2_kind
 
 Keys = tuple[str | int, ...]
 """Where a node is in the document: map keys and list indexes from the root."""
 
+MAX_ALIASES: Final = 20
+"""Aliases (``*name``) a document may use. Stack files rarely share blocks at all; a few shared env
+blocks fit, an alias bomb (each level aliasing the one below) does not."""
+MAX_VALUES: Final = 2_000_000
+"""Values (scalars, maps, lists) a document may hold once every alias is expanded, as the config
+checks walk it; 10,000 generated apps hold about 565,000."""
+
 _LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NUMBER_TAGS: Final = frozenset((TAG_PREFIX + INT, TAG_PREFIX + FLOAT))
 
 
 @dataclass(frozen=True)
@@ -37,20 +60,145 @@ class YamlIssue:
 def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue]]:
     """The document in ``text`` as PyYAML's safe loader reads it, and every issue found in it.
 
-    Raises ``ConfigError`` naming ``source``, line and column for a syntax error (the only problem
-    that stops the reading)."""
+    Raises ``ConfigError`` naming ``source``, line and column for a syntax error or an exceeded
+    bound (the problems that stop the reading)."""
+    if len(text) > MAX_INPUT_BYTES:  # characters: at least as many bytes
+        raise ConfigError([ConfigProblem(source, too_large_message(len(text.encode()), "a stack file"))])
     loader = _LOADER(text)
     try:
         node = loader.get_single_node()
-        issues = [] if node is None else list(_issues(node))
-        data = None if node is None else loader.construct_document(node)
+        if node is None:
+            return None, []
+        bound_problems = _bound_problems(node, text, source)
+        if bound_problems:
+            raise ConfigError(bound_problems)
+        issues = list(_issues(node))
+        data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError([ConfigProblem(_where(source, exc.problem_mark), _syntax_message(exc))]) from None
     except yaml.YAMLError as exc:
-        raise ConfigError([ConfigProblem(source, f"is not valid YAML: {exc}")]) from None
+        raise ConfigError([ConfigProblem(source, f"is not valid YAML: {shown(str(exc))}")]) from None
+    except RecursionError:  # only PyYAML's pure-Python composer recurses (no libyaml): too deep
+        raise ConfigError([ConfigProblem(source, nesting_message())]) from None
     finally:
         loader.dispose()
     return data, issues
+
+
+def _bound_problems(root: yaml.Node, text: str, source: str) -> list[ConfigProblem]:
+    """What in the composed document exceeds a bound, before a value is built from it.
+
+    The composer shares an aliased node between every place that names it, so the document is a
+    graph: one walk without recursion visits each node once, finding long numbers, nesting, and
+    aliases (a second edge to a node already seen). Only a document that uses aliases gets the
+    second, bottom-up pass that measures what they expand to (:func:`_alias_problems`)."""
+    problems: list[ConfigProblem] = []
+    seen: set[int] = set()
+    aliases = 0
+    too_deep: yaml.Node | None = None
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            aliases += 1
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag in _NUMBER_TAGS and not node.style and len(node.value) > MAX_NUMBER_CHARS:
+                problems.append(_problem(source, node, long_number_message(node.value)))
+            continue
+        if depth > MAX_NESTING:
+            too_deep = too_deep or node
+            continue
+        stack.extend((child, depth + 1) for child in _children(node))
+    if aliases:
+        problems.extend(_alias_problems(root, text, source, aliases))
+    elif too_deep is not None:
+        problems.append(_problem(source, too_deep, nesting_message()))
+    return problems
+
+
+def _alias_problems(root: yaml.Node, text: str, source: str, aliases: int) -> list[ConfigProblem]:
+    """Too many aliases, an alias inside what it names, or aliases that expand the document beyond
+    :data:`MAX_VALUES` values or :data:`MAX_NESTING` levels. Sizes and heights are summed bottom-up
+    once per node, so an alias bomb is measured, not expanded."""
+    if aliases > MAX_ALIASES:
+        where = _alias_marks(text, MAX_ALIASES + 1)[-1:]
+        return [
+            ConfigProblem(
+                _where(source, where[0] if where else None),
+                f"uses {aliases:,} aliases (*name); a stack file may use at most {MAX_ALIASES}, "
+                "and this is the first one too many",
+            )
+        ]
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if done:
+            size[id(node)] = 1 + sum(size[id(child)] for child in children)
+            collection = not isinstance(node, yaml.ScalarNode)
+            height[id(node)] = collection + max((height[id(child)] for child in children), default=0)
+            visiting.discard(id(node))
+            continue
+        if id(node) in size:
+            continue
+        visiting.add(id(node))
+        stack.append((node, True))
+        for child in children:
+            if id(child) in visiting:
+                return [_problem(source, child, "an alias refers to a map or list that contains it")]
+            stack.append((child, False))
+    if size[id(root)] > MAX_VALUES:
+        where = _alias_marks(text, 1)
+        return [
+            ConfigProblem(
+                _where(source, where[0] if where else None),
+                f"holds {size[id(root)]:,} values once its aliases are expanded; a stack file may "
+                f"hold at most {MAX_VALUES:,}",
+            )
+        ]
+    if height[id(root)] > MAX_NESTING:
+        return [_problem(source, _too_deep(root, height), nesting_message())]
+    return []
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _too_deep(root: yaml.Node, height: dict[int, int]) -> yaml.Node:
+    """The first map or list below :data:`MAX_NESTING` levels, following the deepest branch."""
+    node = root
+    for _ in range(MAX_NESTING):
+        node = max(_children(node), key=lambda child: height[id(child)])
+    return node
+
+
+def _alias_marks(text: str, count: int) -> list[Any]:
+    """Where the first ``count`` aliases stand: the composed document keeps only their targets'
+    positions, so the events are read again (only on this error path, and only this far)."""
+    marks: list[Any] = []
+    loader = _LOADER(text)
+    try:
+        while len(marks) < count and loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.AliasEvent):
+                marks.append(event.start_mark)
+    finally:
+        loader.dispose()
+    return marks
+
+
+def _problem(source: str, node: yaml.Node, message: str) -> ConfigProblem:
+    return ConfigProblem(_where(source, node.start_mark), message)
 
 
 def _issues(root: yaml.Node) -> Iterator[YamlIssue]:
@@ -86,7 +234,7 @@ def _issues(root: yaml.Node) -> Iterator[YamlIssue]:
                     yield _issue(
                         key_node,
                         child_keys,
-                        f"duplicate key '{key_node.value}' (also on line {first_line[identity]}); "
+                        f"duplicate key {shown(key_node.value)} (also on line {first_line[identity]}); "
                         "YAML readers keep only one of them",
                     )
                 else:
@@ -101,8 +249,8 @@ def _scalar_issue(node: yaml.ScalarNode, keys: Keys, *, role: str) -> YamlIssue 
         return _issue(
             node,
             keys,
-            f"key '{node.value}' is read as {KIND_NAMES.get(ours, ours)}, not a string; "
-            f'quote it ("{node.value}":) to use it as a name',
+            f"key {shown(node.value)} is read as {KIND_NAMES.get(ours, ours)}, not a string; "
+            f"quote it{_key_hint(node.value)} to use it as a name",
         )
     if node.style:  # quoted or block scalars are strings to every reader (plain: None, or "" from libyaml)
         return None
@@ -112,10 +260,23 @@ def _scalar_issue(node: yaml.ScalarNode, keys: Keys, *, role: str) -> YamlIssue 
     return _issue(
         node,
         keys,
-        f"{role} '{node.value}' is {KIND_NAMES.get(ours, ours)} to flyte-apps (PyYAML) but "
-        f"{KIND_NAMES.get(theirs, theirs)} to Pulumi's YAML 1.1 reader; write it quoted "
-        f'("{node.value}") for a string{_unquoted_hint(theirs)}',
+        f"{role} {shown(node.value)} is {KIND_NAMES.get(ours, ours)} to flyte-apps (PyYAML) but "
+        f"{KIND_NAMES.get(theirs, theirs)} to Pulumi's YAML 1.1 reader; write it quoted"
+        f"{_value_hint(node.value)} for a string{_unquoted_hint(theirs)}",
     )
+
+
+def _repeatable(value: str) -> bool:
+    """Short and printable enough to repeat in a hint (the message already quotes it with shown)."""
+    return len(value) <= MAX_NUMBER_CHARS and value.isprintable()
+
+
+def _key_hint(value: str) -> str:
+    return f' ("{value}":)' if _repeatable(value) else ""
+
+
+def _value_hint(value: str) -> str:
+    return f' ("{value}")' if _repeatable(value) else ""
 
 
 def _unquoted_hint(kind: str) -> str:

@@ -20,6 +20,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
+from flyte_apps.core.kubeconfig import is_kubeconfig_content
 from flyte_apps.kube.errors import KubeConfigError
 
 DEFAULT_KUBECONFIG: Final = Path(".kube") / "config"
@@ -42,9 +43,7 @@ class KubeTarget:
     @property
     def kubeconfig_is_content(self) -> bool:
         """Content, not a path: paths have no newline and do not start a YAML/JSON document."""
-        value = self.kubeconfig or ""
-        stripped = value.lstrip()
-        return "\n" in value or stripped.startswith(("{", "apiVersion"))
+        return is_kubeconfig_content(self.kubeconfig or "")
 
 
 def _home(env: Mapping[str, str]) -> Path:

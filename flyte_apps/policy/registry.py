@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from flyte_apps.policy import app_rules, manager_rules, pod_rules
+from flyte_apps.policy import app_rules, knative_rules, manager_rules, pod_rules
 from flyte_apps.policy.wire import Report, ResourceArgs, StackArgs
 
 ResourceValidation = Callable[[ResourceArgs, Report], None]
@@ -101,6 +101,23 @@ RULES: Final[tuple[Rule, ...]] = (
             }
         },
         validate=app_rules.request_timeout_within_knative_max,
+    ),
+    StackRule(
+        name="knative-feature-flags-enabled",
+        description=(
+            "Pod-spec fields Knative accepts only behind feature flags are enabled by the stack's "
+            "config-features patch or, for the cluster's own config, the enabledFlags setting."
+        ),
+        level=Level.ADVISORY,
+        settings={
+            knative_rules.SETTING_ENABLED_FLAGS: {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "description": "Knative feature flags the cluster's config-features enables.",
+            }
+        },
+        validate=knative_rules.feature_flags_enabled,
     ),
     ResourceRule(
         name="autoscaling-bounded",

@@ -13,7 +13,7 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
 from tests.support.config import minimal_config
 from tests.support.pulumi_harness import install, run_program
-from tests.support.tokens import TYPE_PROVIDER
+from tests.support.tokens import TYPE_CONFIG_MAP_PATCH, TYPE_PROVIDER
 
 PROVIDER = "kubernetes"
 
@@ -40,7 +40,7 @@ def test_each_app_is_a_flyte_app_component_parenting_its_kservice(example_config
     run_program()
     provider = capture.one(TYPE_PROVIDER, PROVIDER)
     components = capture.of_type(c.TYPE_FLYTE_APP)
-    assert len(components) == len(plan_stack(example_config).apps) == 4
+    assert len(components) == len(plan_stack(example_config).apps) == 6
     for component in components:
         kservice = capture.one(c.TYPE_KSERVICE, f"{component.name}-kservice")
         assert kservice.inputs["metadata"]["name"] == component.name, kservice.urn
@@ -59,9 +59,53 @@ def test_apps_and_the_manager_wait_for_the_namespace(example_config: dict[str, A
     run_program()
     (namespace,) = capture.of_type(c.TYPE_NAMESPACE_PATCH if adopt else c.TYPE_NAMESPACE)
     waiting = [*capture.of_type(c.TYPE_FLYTE_APP), *capture.of_type(TYPE_FLYTE_MANAGER)]
-    assert len(waiting) == 5, "four apps and the manager"
+    assert len(waiting) == 7, "six apps and the manager"
     for component in waiting:
         assert namespace.urn in component.explicit_dependencies, component.urn
+
+
+def test_every_kservice_waits_for_every_knative_patch(example_config: dict[str, Any]) -> None:
+    """Regression: the patches were registered after the apps, with no dependency, so a revision
+    raced the config-defaults timeout (and now the config-features flags) it needs."""
+    capture, _ = install(example_config)
+    run_program()
+    patches = {r.urn for r in capture.of_type(TYPE_CONFIG_MAP_PATCH)}
+    assert {r.name for r in capture.of_type(TYPE_CONFIG_MAP_PATCH)} >= {
+        "knative-serving-config-defaults",
+        "knative-serving-config-features",
+    }
+    kservices = capture.of_type(c.TYPE_KSERVICE)
+    assert len(kservices) == 6
+    for kservice in kservices:
+        assert patches <= kservice.explicit_dependencies, kservice.urn
+    registered = [r.urn for r in capture.registered]
+    assert max(registered.index(urn) for urn in patches) < min(registered.index(k.urn) for k in kservices)
+
+
+def test_knative_patches_are_kept_on_delete(example_config: dict[str, Any]) -> None:
+    """A flag in config-features may serve other teams' apps: destroying the stack never turns it off."""
+    capture, _ = install(example_config)
+    run_program()
+    features = capture.one(TYPE_CONFIG_MAP_PATCH, "knative-serving-config-features")
+    assert features.inputs["data"] == {
+        c.FLAG_AFFINITY: "enabled",
+        c.FLAG_TOLERATIONS: "enabled",
+        c.FLAG_VOLUMES_EMPTYDIR: "enabled",
+    }
+    for patch in capture.of_type(TYPE_CONFIG_MAP_PATCH):
+        assert patch.retain_on_delete is True, patch.urn
+
+
+def test_the_plans_warnings_go_to_the_pulumi_log() -> None:
+    config = minimal_config(
+        container={"image": "vllm/vllm-openai:v0.6.3", "resources": {"limits": {"gpu": 1}}},
+        accelerator={"device": "nvidia-l4"},
+    )
+    _, logs = install(config)
+    run_program()
+    warnings = [r.getMessage() for r in logs.records if r.levelno == 30]
+    assert warnings == list(plan_stack(config).warnings)
+    assert len(warnings) == 1 and "kubernetes.podspec-affinity" in warnings[0]
 
 
 def test_manager_children_are_parented_by_it_and_use_the_programs_provider(
@@ -142,7 +186,7 @@ def test_stack_exports_apps_by_identity(example_config: dict[str, Any]) -> None:
         "namespace": "flyte",
         "publicUrl": None,  # stopped: cluster-local, so no public URL
         "internalUrl": "http://notebook-flytesnacks-development.flyte.svc.cluster.local",
-        "specSha": plan.apps[-1].blob.sha,
+        "specSha": next(app for app in plan.apps if app.key.endswith("/notebook")).blob.sha,
     }
     assert values["flytesnacks/development/dashboard"]["publicUrl"] == (
         "http://dashboard-flytesnacks-development.localhost:30081"

@@ -148,9 +148,14 @@ CASES: Final = [
         id="negative-cpu-request",
     ),
     pytest.param(
-        stack(app=container(resources={"limits": {"gpu": "1"}})),
-        [(f"{CONTAINER}.resources.limits.gpu", r"'cpu', 'memory' or 'ephemeral-storage'.*'gpu'")],
-        id="gpu-resource-is-not-supported",
+        stack(app=container(resources={"limits": {"storage": "1Gi"}})),
+        [(f"{CONTAINER}.resources.limits.storage", r"'memory', 'gpu' or 'ephemeral-storage'.*'storage'")],
+        id="storage-is-not-a-container-resource",
+    ),
+    pytest.param(
+        stack(app=container(resources={"limits": {"nvidia.com/gpu": 1}})),
+        [(f"{CONTAINER}.resources.limits.nvidia.com/gpu", r"'cpu', 'memory', 'gpu' or 'ephemeral-storage'")],
+        id="gpu-by-its-kubernetes-name-is-written-gpu",
     ),
     # --- durations
     pytest.param(
@@ -436,7 +441,7 @@ CASES: Final = [
         stack(apps=[{"name": "myapp", "contianer": {"image": "nginx:1.27"}}]),
         [
             (f"{APP}.contianer", r"^unknown key 'contianer'; did you mean 'container'\?$"),
-            (f"{APP}.container", r"^is required$"),
+            (f"{APP}.container", r"^is required \(or a pod template: pod\)$"),
         ],
         id="misspelled-app-key",
     ),

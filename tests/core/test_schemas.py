@@ -2,16 +2,17 @@
 
 KServices are checked against the schema Knative Serving publishes in its ``services.serving.knative.dev``
 CRD, made strict (unknown fields rejected, as the API server prunes or refuses them), so a misspelled
-or mistyped field fails here instead of at ``pulumi up``. Core objects (the namespace) are checked
-with ``kubernetes-validate`` in strict mode for a pinned Kubernetes version.
+or mistyped field fails here instead of at ``pulumi up``; their pod specs (pod templates, GPUs,
+accelerators and shared memory included) also against Kubernetes' own PodSpec schema. Core objects
+(the namespace) are checked with ``kubernetes-validate`` in strict mode for a pinned Kubernetes version.
 
-The CRD lives in ``../shared/schemas/`` (test data, not copied into this repository); without it the
-KService tests skip and say why.
+The CRD read here is the one in ``../shared/schemas/`` (test data); without it the KService tests skip
+and say why. The strict reading of it is the product's own (``flyte_apps.core.pod_schema``), which
+the tests below show has teeth.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -25,10 +26,10 @@ from flyte_apps.cli.stackfile import read_stack_config
 from flyte_apps.core import constants as c
 from flyte_apps.core.objects import Manifest
 from flyte_apps.core.plan import StackPlan, plan_stack
+from flyte_apps.core.pod_schema import service_schema, strict_schema
 from tests.support.config import KUBERNETES_VERSION, REPO_ROOT, SHARED_DIR
 
 KNATIVE_SERVICE_CRD: Final = SHARED_DIR / "schemas" / "knative-serving-v1-service-crd.yaml"
-KNATIVE_CRD_VERSION: Final = "v1"
 
 Validator = Any
 """A jsonschema validator (the package ships no type information)."""
@@ -39,48 +40,16 @@ Validator = Any
 # --------------------------------------------------------------------------------------------------
 
 
-def load_crd_schema(path: Path, version: str) -> dict[str, Any]:
-    """The ``openAPIV3Schema`` of ``version`` in the CRD at ``path``."""
-    crd = yaml.safe_load(path.read_text(encoding="utf-8"))
-    for served in crd["spec"]["versions"]:
-        if served["name"] == version:
-            schema: dict[str, Any] = served["schema"]["openAPIV3Schema"]
-            return schema
-    raise LookupError(f"{path} has no version {version}")
-
-
-def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A JSON-Schema reading of a structural CRD schema that rejects unknown fields.
-
-    ``x-kubernetes-int-or-string`` becomes ``anyOf: [integer, string]``; an object that lists
-    ``properties`` and does not preserve unknown fields gets ``additionalProperties: false``.
-    Recurses only through schema positions, so a field that happens to be called ``type`` or
-    ``properties`` is never mistaken for a keyword.
-    """
-    result = copy.deepcopy(dict(schema))
-    if result.get("x-kubernetes-int-or-string"):
-        result["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-    if "properties" in result:
-        result["properties"] = {name: strict_schema(child) for name, child in result["properties"].items()}
-        if not result.get("x-kubernetes-preserve-unknown-fields"):
-            result.setdefault("additionalProperties", False)
-    if isinstance(result.get("additionalProperties"), Mapping):
-        result["additionalProperties"] = strict_schema(result["additionalProperties"])
-    if isinstance(result.get("items"), Mapping):
-        result["items"] = strict_schema(result["items"])
-    for keyword in ("allOf", "anyOf", "oneOf"):
-        if isinstance(result.get(keyword), list):
-            result[keyword] = [strict_schema(child) for child in result[keyword]]
-    if isinstance(result.get("not"), Mapping):
-        result["not"] = strict_schema(result["not"])
-    return result
+def load_crd_schema(path: Path) -> dict[str, Any]:
+    """The v1 ``openAPIV3Schema`` of the CRD at ``path``."""
+    return service_schema(yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
 @pytest.fixture(scope="module")
 def kservice_validator() -> Validator:
     if not KNATIVE_SERVICE_CRD.is_file():
         pytest.skip(f"Knative Service CRD not found at {KNATIVE_SERVICE_CRD} (../shared/schemas is absent)")
-    schema = strict_schema(load_crd_schema(KNATIVE_SERVICE_CRD, KNATIVE_CRD_VERSION))
+    schema = strict_schema(load_crd_schema(KNATIVE_SERVICE_CRD))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 
@@ -165,6 +134,92 @@ EVERYTHING_SET: Final = {
 }
 
 
+POD_PAYLOADS: Final = {
+    **PROJECT_DEFAULTS,
+    "flyte-apps:platform": {"applyPodMetadata": True, "defaultServiceAccount": "apps"},
+    "flyte-apps:apps": [
+        {
+            "name": "pod-only",
+            "pod": {
+                "metadata": {"labels": {"team": "ml"}, "annotations": {"example.com/owner": "ml"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "image": "ghcr.io/acme/cache:1.2",
+                            "ports": [{"containerPort": 8080, "name": "http1"}],
+                            "volumeMounts": [
+                                {"name": "cache", "mountPath": "/cache"},
+                                {"name": "config", "mountPath": "/etc/cache", "readOnly": True},
+                            ],
+                            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}},
+                        },
+                        {"name": "sidecar", "image": "busybox:1.36", "args": ["sleep", "infinity"]},
+                    ],
+                    "volumes": [
+                        {"name": "cache", "emptyDir": {}},
+                        {"name": "config", "configMap": {"name": "cache-config"}},
+                    ],
+                    "nodeSelector": {"pool": "cpu"},
+                    "enableServiceLinks": True,
+                },
+            },
+        },
+        {
+            "name": "merged",
+            "container": {
+                "image": "ghcr.io/acme/api:2.0",
+                "command": ["serve"],
+                "env": {"MODE": "fast"},
+                "ports": [{"containerPort": 9000, "name": "h2c"}],
+                "resources": {"requests": {"cpu": "1", "gpu": 1}, "limits": {"memory": "2Gi"}},
+            },
+            "pod": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "env": [
+                                {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+                            ],
+                            "volumeMounts": [{"name": "logs", "mountPath": "/logs"}],
+                        },
+                        {
+                            "name": "log-shipper",
+                            "image": "fluent/fluent-bit:3.1",
+                            "volumeMounts": [{"name": "logs", "mountPath": "/logs", "readOnly": True}],
+                        },
+                    ],
+                    "volumes": [{"name": "logs", "emptyDir": {"sizeLimit": "1Gi"}}],
+                    "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [
+                                    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+                                ]
+                            }
+                        }
+                    },
+                }
+            },
+            "accelerator": {"device": "nvidia-l4", "unpartitioned": True},
+            "sharedMemory": {"sizeLimit": "auto", "mountPath": "/dev/shm", "mountName": "shm"},
+        },
+        {
+            "name": "llm",
+            "container": {
+                "image": "vllm/vllm-openai:v0.6.3",
+                "resources": {"requests": {"gpu": 2}, "limits": {"gpu": 2, "memory": "24Gi"}},
+            },
+            "accelerator": {"device": "nvidia-tesla-a100", "partitionSize": "1g.5gb"},
+            "sharedMemory": "2Gi",
+            "secrets": [{"key": "hf-token", "mountRequirement": "ENV_VAR", "envVar": "HF_TOKEN"}],
+        },
+    ],
+}
+
+
 def dev_stack_plan() -> StackPlan:
     return plan_stack(read_stack_config(project_dir=REPO_ROOT, stack="dev"))
 
@@ -174,6 +229,7 @@ STACKS: Final[dict[str, Callable[[], StackPlan]]] = {
     "stopped-app": lambda: plan_stack(STOPPED_APP),
     "cluster-local-app": lambda: plan_stack(CLUSTER_LOCAL_APP),
     "everything-set": lambda: plan_stack(EVERYTHING_SET),
+    "pod-payloads-and-gpus": lambda: plan_stack(POD_PAYLOADS),
 }
 
 
@@ -219,12 +275,25 @@ def test_stacks_exercise_the_optional_kservice_fields() -> None:
     container_fields = {key for pod in pods for key in pod["containers"][0]}
     pod_fields = {key for pod in pods for key in pod}
     assert container_fields >= {"name", "image", "command", "args", "env", "ports", "resources"}
-    assert pod_fields >= {"containers", "enableServiceLinks", "serviceAccountName", "timeoutSeconds"}
+    assert pod_fields >= {
+        "containers",
+        "enableServiceLinks",
+        "serviceAccountName",
+        "timeoutSeconds",
+        "volumes",
+        "affinity",
+        "tolerations",
+        "nodeSelector",
+    }
+    assert container_fields >= {"volumeMounts"}
+    assert len({len(pod["containers"]) for pod in pods}) > 1, "one-container and multi-container pods"
     templates = [
         item["spec"]["template"]["metadata"] for make in STACKS.values() for item in kservices(make())
     ]
     annotations = {key for template in templates for key in template.get("annotations", {})}
+    assert {key for template in templates for key in template.get("labels", {})} >= {"team"}
     assert annotations >= {
+        "example.com/owner",
         c.ANNOTATION_MIN_SCALE,
         c.ANNOTATION_MAX_SCALE,
         c.ANNOTATION_INITIAL_SCALE,
@@ -310,6 +379,35 @@ def test_strict_schema_leaves_preserved_objects_open(kservice_validator: Validat
     """Template metadata preserves unknown fields in Knative's CRD; strictness must not close it."""
     manifest = changed_kservice(lambda m: m["spec"]["template"]["metadata"].update(generateName="a-"))
     assert schema_errors(kservice_validator, manifest) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# Pod specs against Kubernetes' own schema
+# --------------------------------------------------------------------------------------------------
+
+KNATIVE_REVISION_FIELDS: Final = ("timeoutSeconds", "containerConcurrency", "idleTimeoutSeconds")
+"""Knative's own fields of a revision's pod spec: not Kubernetes PodSpec fields."""
+
+
+def as_pod(kservice: Mapping[str, Any]) -> Manifest:
+    """The revision's pod spec as the Pod Knative makes of it (without Knative's own fields)."""
+    spec = {key: value for key, value in pod_spec(kservice).items() if key not in KNATIVE_REVISION_FIELDS}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "revision-pod"}, "spec": spec}
+
+
+@pytest.mark.parametrize("stack", list(STACKS))
+def test_every_rendered_pod_spec_is_a_valid_kubernetes_pod_spec(stack: str) -> None:
+    for item in kservices(STACKS[stack]()):
+        validated = kubernetes_validate.validate(as_pod(item), KUBERNETES_VERSION, strict=True)
+        assert validated == kubernetes_validate.utils.major_minor(KUBERNETES_VERSION)
+
+
+def test_the_pod_schema_check_would_catch_a_broken_toleration() -> None:
+    """The Kubernetes check has teeth where Knative's CRD leaves objects open (tolerations)."""
+    item = kservices(plan_stack(POD_PAYLOADS))[1]
+    pod_spec(item)["tolerations"][0]["tolerationSecond"] = 5
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(as_pod(item), KUBERNETES_VERSION, strict=True)
 
 
 # --------------------------------------------------------------------------------------------------

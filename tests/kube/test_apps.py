@@ -121,7 +121,7 @@ def test_route_not_ready_is_pending_traffic_not_migrated(
     assert phases(get(kube_api)) == [(Status.DEPLOYMENT_STATUS_PENDING, f"TrafficNotMigrated: {message}")]
 
 
-def test_stopped_app_is_stopped_and_keeps_ingress_and_created_at(
+def test_stopped_app_is_stopped_has_no_public_url_and_keeps_created_at(
     kube_server: FakeKubeApi, kube_api: client.ApiClient
 ) -> None:
     deploy(kube_server, stopped=True)
@@ -129,7 +129,7 @@ def test_stopped_app_is_stopped_and_keeps_ingress_and_created_at(
     app = get(kube_api)
     assert phases(app) == [(Status.DEPLOYMENT_STATUS_STOPPED, "App scaled to zero")]
     assert app.spec.desired_state == app_pb.Spec.DESIRED_STATE_STOPPED
-    assert app.status.ingress.public_url == "https://myapp-proj-dev.apps.example.com"
+    assert not app.status.HasField("ingress")  # stopped means cluster-local: a public URL would not answer
     assert app.status.HasField("created_at")
     assert app.status.k8s_metadata.namespace == NS
 

@@ -135,6 +135,7 @@ def test_rules_have_the_agreed_kinds_and_default_levels() -> None:
         "flyte-identity-consistent": (ResourceRule, Level.MANDATORY),
         "stopped-apps-are-private": (ResourceRule, Level.MANDATORY),
         "request-timeout-within-knative-max": (StackRule, Level.MANDATORY),
+        "knative-feature-flags-enabled": (StackRule, Level.ADVISORY),
         "autoscaling-bounded": (ResourceRule, Level.ADVISORY),
         "image-pinned": (ResourceRule, Level.ADVISORY),
         "resources-set": (ResourceRule, Level.ADVISORY),
@@ -150,6 +151,7 @@ def test_settings_are_json_schemas_the_check_command_can_validate_with_valid_def
     with_settings = {rule.name: sorted(rule.settings) for rule in RULES if rule.settings}
     assert with_settings == {
         "request-timeout-within-knative-max": ["maxRevisionTimeoutSeconds"],
+        "knative-feature-flags-enabled": ["enabledFlags"],
         "image-pinned": ["requireDigest"],
         "no-plaintext-credentials": ["allowedNames"],
     }
@@ -446,6 +448,82 @@ def test_config_defaults_with_a_bad_maximum_is_reported_on_the_patch() -> None:
     assert check_stack("request-timeout-within-knative-max", [patch, timed(900)]) == [
         ("data['max-revision-timeout-seconds'] is 'ten', not a positive whole number of seconds", patch.urn)
     ]
+
+
+# --------------------------------------------------------------------------------------------------
+# knative-feature-flags-enabled
+# --------------------------------------------------------------------------------------------------
+
+GPU_APP = {
+    "container": {"image": "vllm/vllm-openai:v0.6.3", "resources": {"limits": {"gpu": 1}}},
+    "accelerator": {"device": "nvidia-l4"},
+    "sharedMemory": "1Gi",
+}
+FLAGS = "knative-feature-flags-enabled"
+
+
+def gpu_kservice(name: str = "llm") -> WireResource:
+    return as_resource(minimal_kservice(name=name, **GPU_APP), f"{name}-proj-dev-kservice")
+
+
+def config_features(**data: Any) -> WireResource:
+    """The stack's ``config-features`` patch, as ``flyte_apps.core.knative_settings`` builds it."""
+    objects = build_knative_objects(KnativeConfig("knative-serving"), platform(), features=data)
+    (patch,) = [to_wire(obj, stack="dev") for obj in objects if obj.name == "config-features"]
+    return edited(patch, lambda props: props["data"].update(data))
+
+
+def test_gated_fields_without_their_flags_are_reported_per_flag_on_the_kservice() -> None:
+    resource = gpu_kservice()
+    tail = (
+        "which neither the stack's config-features patch nor the enabledFlags setting enables: Knative "
+        "rejects the revision unless the cluster enables it"
+    )
+    assert check_stack(FLAGS, [resource]) == [
+        (
+            f"spec.template.spec.affinity need(s) Knative's feature flag {c.FLAG_AFFINITY}, {tail}",
+            resource.urn,
+        ),
+        (
+            f"spec.template.spec.tolerations need(s) Knative's feature flag {c.FLAG_TOLERATIONS}, {tail}",
+            resource.urn,
+        ),
+    ]
+
+
+def test_the_stacks_config_features_patch_enables_them() -> None:
+    patch = config_features(**{c.FLAG_AFFINITY: "enabled", c.FLAG_TOLERATIONS: "allowed"})
+    assert patch.resource_type == TYPE_CONFIG_MAP_PATCH
+    assert check_stack(FLAGS, [patch, gpu_kservice()]) == []
+
+
+def test_a_flag_the_patch_does_not_enable_is_still_reported() -> None:
+    patch = config_features(**{c.FLAG_AFFINITY: "enabled", c.FLAG_TOLERATIONS: "disabled"})
+    messages = [message for message, _ in check_stack(FLAGS, [patch, gpu_kservice()])]
+    assert [message.split(" need(s)")[0] for message in messages] == ["spec.template.spec.tolerations"]
+
+
+def test_the_setting_names_flags_the_cluster_enables() -> None:
+    setting = {"enabledFlags": [c.FLAG_AFFINITY, c.FLAG_TOLERATIONS]}
+    assert check_stack(FLAGS, [gpu_kservice()], setting) == []
+
+
+def test_flags_knative_enables_by_default_and_apps_without_gated_fields_pass() -> None:
+    shared_memory_only = as_resource(minimal_kservice(sharedMemory="1Gi"), "shm-kservice")
+    assert check_stack(FLAGS, [shared_memory_only, as_resource(minimal_kservice(name="b"), "b")]) == []
+
+
+def test_the_rendered_stack_with_manage_config_passes() -> None:
+    config = minimal_config(**GPU_APP)
+    config["flyte-apps:knative"] = {"manageConfig": True}
+    resources = [to_wire(obj, stack="dev") for obj in plan_stack(config).objects()]
+    assert check_stack(FLAGS, resources) == []
+
+
+def test_an_unknown_config_features_is_not_judged() -> None:
+    known = config_features(**{c.FLAG_AFFINITY: "enabled"})
+    patch = edited(known, lambda props: props.__setitem__("data", UNKNOWN_OBJECT_VALUE))
+    assert check_stack(FLAGS, [patch, gpu_kservice()]) == []
 
 
 # --------------------------------------------------------------------------------------------------

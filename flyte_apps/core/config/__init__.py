@@ -1,5 +1,7 @@
 """The stack config, section by section: ``keys`` (top-level keys), ``names`` (what Kubernetes and
 Flyte accept as names), ``kit`` (the base model, value types, errors with key paths, suggestions),
 ``models`` (platform and apps as written, and validated), ``rules`` (cross-field and cross-app
-checks) and ``load`` (platform and apps, one pass). ``flyte_apps.core.stack`` puts every section
+checks), ``payload`` (an app's container and pod template merged into one pod spec, as Flyte's SDK
+merges them), ``pod_rules`` and ``gpu_rules`` (that pod spec, its GPUs, accelerator and shared
+memory) and ``load`` (platform and apps, one pass). ``flyte_apps.core.stack`` puts every section
 together, the manager's and Knative's included."""

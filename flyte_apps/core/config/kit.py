@@ -22,16 +22,31 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from flyte_apps.core.durations import DurationSyntaxError, parse_duration
+from flyte_apps.core.bounds import shown
+from flyte_apps.core.durations import (
+    MAX_NANOS,
+    DurationRangeError,
+    DurationSyntaxError,
+    format_duration,
+    parse_duration,
+)
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.quantities import is_negative_quantity, is_quantity
 
 MAX_PORT: Final = 65535
 MAX_UINT32: Final = 2**32 - 1  # replica bounds and targets are uint32 in Flyte's spec
+MAX_INT64: Final = 2**63 - 1  # what Kubernetes' int64 fields (tolerationSeconds) and Go's int hold
+MAX_WATCH_BUFFER_SIZE: Final = 100_000
+"""Events buffered per watch subscriber in the manager (upstream's default is 100); the manager's Go
+config reads it into an int and allocates it per subscriber, so it is bounded like a real size."""
+MAX_MANAGER_REPLICAS: Final = 100
+"""The manager serves one control plane; more replicas than this is a typo, not a plan."""
 ERROR_DURATION: Final = "duration"
 ERROR_QUANTITY: Final = "quantity"
 ERROR_ENV: Final = "env"
 GO_DURATION_HINT: Final = "write it like 90s, 5m or 1h30m"
+MAX_DURATION_CHARS: Final = 64
+"""The longest Go duration is 24 characters (``2562047h47m16.854775807s``); longer text is not one."""
 
 
 def value_error(kind: str, detail: str, /) -> PydanticCustomError:
@@ -42,20 +57,33 @@ def value_error(kind: str, detail: str, /) -> PydanticCustomError:
 def _go_duration(value: object) -> int:
     """Accept a Go duration string and return nanoseconds; a bare number is ambiguous, so refuse it."""
     if isinstance(value, bool) or not isinstance(value, str):
-        raise value_error(ERROR_DURATION, f"{value!r} is not a Go duration string ({GO_DURATION_HINT})")
+        raise value_error(ERROR_DURATION, f"{shown(value)} is not a Go duration string ({GO_DURATION_HINT})")
+    if len(value) > MAX_DURATION_CHARS:
+        # Parsing is linear, but a term costs microseconds: a 16 MB "1s1s..." would take seconds.
+        raise value_error(
+            ERROR_DURATION,
+            f"{shown(value)} is longer than {MAX_DURATION_CHARS} characters ({GO_DURATION_HINT})",
+        )
     try:
         return parse_duration(value)
+    except DurationRangeError:
+        longest = format_duration(MAX_NANOS)
+        raise value_error(
+            ERROR_DURATION, f"{shown(value)} is longer than a Go duration holds ({longest})"
+        ) from None
     except DurationSyntaxError:
-        raise value_error(ERROR_DURATION, f"'{value}' is not a Go duration ({GO_DURATION_HINT})") from None
+        raise value_error(
+            ERROR_DURATION, f"{shown(value)} is not a Go duration ({GO_DURATION_HINT})"
+        ) from None
 
 
 def _quantity(value: object) -> str:
     """Accept a Kubernetes quantity (``500m``, ``1Gi``); numbers from YAML are taken as their text."""
     text = str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
     if not isinstance(text, str) or not is_quantity(text):
-        raise value_error(ERROR_QUANTITY, f"'{value}' is not a Kubernetes quantity")
+        raise value_error(ERROR_QUANTITY, f"{shown(value)} is not a Kubernetes quantity")
     if is_negative_quantity(text):
-        raise value_error(ERROR_QUANTITY, f"'{value}' is negative; resources must be >= 0")
+        raise value_error(ERROR_QUANTITY, f"{shown(value)} is negative; resources must be >= 0")
     return text
 
 
@@ -63,7 +91,9 @@ def _env_source(value: object) -> object:
     """An env block is a map ``NAME: value`` or a list; its entries are checked by ``resolve_env``."""
     if value is None or isinstance(value, dict | list):
         return value
-    raise value_error(ERROR_ENV, f"must be a map of NAME: value or a list of name/value items, not {value!r}")
+    raise value_error(
+        ERROR_ENV, f"must be a map of NAME: value or a list of name/value items, not {shown(value)}"
+    )
 
 
 GoDuration = Annotated[int, BeforeValidator(_go_duration)]
@@ -127,11 +157,11 @@ def problem_from_error(model: type[ConfigModel], path: str, error: Mapping[str, 
     if kind == "missing":
         return ConfigProblem(where, "is required")
     if kind == "model_type" or kind == "model_attributes_type":
-        return ConfigProblem(where, f"must be a map of keys, not {error.get('input')!r}")
+        return ConfigProblem(where, f"must be a map of keys, not {shown(error.get('input'))}")
     message = str(error["msg"])
     if kind in {ERROR_DURATION, ERROR_QUANTITY, ERROR_ENV}:
         return ConfigProblem(where, message)
-    return ConfigProblem(where, f"{message[:1].lower()}{message[1:]} (got {error.get('input')!r})")
+    return ConfigProblem(where, f"{message[:1].lower()}{message[1:]} (got {shown(error.get('input'))})")
 
 
 def allowed_keys(model: type[ConfigModel], loc: Sequence[object]) -> tuple[str, ...]:
@@ -167,9 +197,11 @@ def model_in(annotation: object) -> object:
 
 def unknown_key_message(key: str, allowed: Iterable[str]) -> str:
     choices = list(allowed)
-    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
+    # difflib is quadratic in the key's length: a key far longer than any valid one matches none.
+    longest = max((len(choice) for choice in choices), default=0)
+    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6) if len(key) <= 2 * longest else []
     if close:
-        return f"unknown key '{key}'; did you mean '{close[0]}'?"
+        return f"unknown key {shown(key)}; did you mean '{close[0]}'?"
     if choices:
-        return f"unknown key '{key}'; valid keys: {', '.join(choices)}"
-    return f"unknown key '{key}'"
+        return f"unknown key {shown(key)}; valid keys: {', '.join(choices)}"
+    return f"unknown key {shown(key)}"

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.bounds import bounded, shown
+from flyte_apps.core.config.gpu_rules import gpu_platform_problems
 from flyte_apps.core.config.keys import KEY_DOMAIN, KEY_PLATFORM, KEY_PROJECT, PREFIX
 from flyte_apps.core.config.kit import valid_fields, validate_model
 from flyte_apps.core.config.models import (
@@ -30,8 +32,11 @@ from flyte_apps.core.config.names import (
     label_value_problem,
     not_dns_label,
 )
+from flyte_apps.core.config.payload import build_payload
+from flyte_apps.core.config.pod_rules import payload_part_problems, payload_problems
 from flyte_apps.core.config.rules import (
     MAX_PROTO_REQUEST_TIMEOUT_S,
+    MAX_REAPER_TIMEOUT_S,
     MIN_REQUEST_TIMEOUT_S,
     autoscaling_problems,
     port_problems,
@@ -41,6 +46,7 @@ from flyte_apps.core.config.rules import (
 from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.naming import kservice_name
+from flyte_apps.core.pod_schema import PodSpecSchemas
 
 INVALID_DEFAULT: Final = "\x00invalid"
 """Stands for a project/domain default that was itself reported as invalid."""
@@ -104,19 +110,20 @@ def platform_problems(fields: Mapping[str, Any], path: str) -> list[ConfigProble
     found: list[ConfigProblem] = []
     namespace = fields.get("namespace")
     if isinstance(namespace, str) and (not DNS1123_LABEL.match(namespace) or len(namespace) > MAX_LABEL_LEN):
-        found.append(ConfigProblem(f"{path}.namespace", not_dns_label(namespace, "DNS-1123")))
+        found.append(ConfigProblem(f"{path}.namespace", bounded(not_dns_label(namespace, "DNS-1123"))))
     base_domain = fields.get("base_domain")
     if base_domain and not is_subdomain(base_domain):
         found.append(
             ConfigProblem(
-                f"{path}.baseDomain", f"'{base_domain}' is not a DNS subdomain (e.g. apps.example.com)"
+                f"{path}.baseDomain", f"{shown(base_domain)} is not a DNS subdomain (e.g. apps.example.com)"
             )
         )
     account = fields.get("default_service_account")
     if account and not is_subdomain(account):
         found.append(
             ConfigProblem(
-                f"{path}.defaultServiceAccount", f"'{account}' is not a valid Kubernetes service account name"
+                f"{path}.defaultServiceAccount",
+                f"{shown(account)} is not a valid Kubernetes service account name",
             )
         )
     limit = MAX_PROTO_REQUEST_TIMEOUT_S * NANOS_PER_SECOND
@@ -142,6 +149,16 @@ def platform_problems(fields: Mapping[str, Any], path: str) -> list[ConfigProble
     reaper_timeout = fields.get("reaper_timeout")
     if reaper_timeout is not None and reaper_timeout <= 0:
         found.append(ConfigProblem(f"{path}.reaperTimeout", "must be a positive duration"))
+    elif reaper_timeout is not None and reaper_timeout > MAX_REAPER_TIMEOUT_S * NANOS_PER_SECOND:
+        found.append(
+            ConfigProblem(
+                f"{path}.reaperTimeout",
+                f"{format_duration(reaper_timeout)} exceeds "
+                f"{format_duration(MAX_REAPER_TIMEOUT_S * NANOS_PER_SECOND)}, "
+                "the longest a stop waits for Knative",
+            )
+        )
+    found.extend(gpu_platform_problems(fields, path))
     return found
 
 
@@ -153,7 +170,7 @@ def default_name(raw: object, key: str, problems: list[ConfigProblem]) -> str | 
         return INVALID_DEFAULT
     message = label_value_problem(raw, key)
     if message:
-        problems.append(ConfigProblem(PREFIX + key, message))
+        problems.append(ConfigProblem(PREFIX + key, bounded(message)))
         return INVALID_DEFAULT
     return raw
 
@@ -164,9 +181,11 @@ def load_app(
     defaults: Mapping[str, str | None],
     platform: PlatformConfig | None,
     problems: list[ConfigProblem],
+    schemas: PodSpecSchemas | None = None,
 ) -> AppConfig | None:
     """One app, or None when it has any problem. When pydantic rejects some of its fields, the rules
-    still run on the parts that are valid on their own, so one pass reports everything."""
+    still run on the parts that are valid on their own, so one pass reports everything. The payload's
+    pod spec is built and checked here (``schemas``: shared by every app of one pass)."""
     app = validate_model(AppInput, raw, path, problems)
     if app is None:
         app_part_problems(valid_fields(AppInput, raw), path, platform, problems)
@@ -183,8 +202,12 @@ def load_app(
             problems.append(ConfigProblem(f"{path}.{key}", f"is required (no {PREFIX}{key} default is set)"))
         elif given is not None and (message := label_value_problem(value, key)):
             identity_ok = False
-            problems.append(ConfigProblem(f"{path}.{key}", message))
+            problems.append(ConfigProblem(f"{path}.{key}", bounded(message)))
     env = app_part_problems(dict(app), path, platform, problems)
+    settings = platform.settings if platform is not None else Platform()
+    payload = build_payload(app, env, settings.gpu_resource_name, path)
+    if app.container is not None or app.pod is not None:
+        problems.extend(payload_problems(app, payload, settings, schemas or PodSpecSchemas(), path))
     if FLYTE_APP_NAME.match(app.name) and identity_ok and project is not None and domain is not None:
         ksvc = kservice_name(project=project, domain=domain, name=app.name)
         if not DNS1035_LABEL.match(ksvc):
@@ -198,7 +221,11 @@ def load_app(
     if len(problems) > before or not identity_ok or project is None or domain is None:
         return None
     return AppConfig(
-        input=app, id=AppId(org=app.org, project=project, domain=domain, name=app.name), env=env, path=path
+        input=app,
+        id=AppId(org=app.org, project=project, domain=domain, name=app.name),
+        env=env,
+        path=path,
+        pod_spec=payload.spec,
     )
 
 
@@ -211,16 +238,15 @@ def app_part_problems(
         problems.append(
             ConfigProblem(
                 f"{path}.name",
-                f"'{name}' is not a valid Flyte app name: 1-30 letters, digits or '-', "
+                f"{shown(name)} is not a valid Flyte app name: 1-30 letters, digits or '-', "
                 "starting and ending with a letter or digit",
             )
         )
     env: tuple[EnvVar, ...] = ()
+    problems.extend(payload_part_problems(fields, path, platform.settings if platform is not None else None))
     container = fields.get("container")
     if isinstance(container, Container):
         container_path = f"{path}.container"
-        if not container.image.strip():
-            problems.append(ConfigProblem(f"{container_path}.image", "must not be empty"))
         env = resolve_env(container.env, f"{container_path}.env", problems, upstream_list=False)
         problems.extend(port_problems(container.ports, f"{container_path}.ports"))
     scaling = fields.get("autoscaling")
@@ -236,7 +262,7 @@ def app_part_problems(
     if account is not None and not is_subdomain(account):
         problems.append(
             ConfigProblem(
-                f"{path}.serviceAccount", f"'{account}' is not a valid Kubernetes service account name"
+                f"{path}.serviceAccount", f"{shown(account)} is not a valid Kubernetes service account name"
             )
         )
     return env
@@ -264,7 +290,7 @@ def resolve_env(
             if isinstance(item, dict) and set(item) == {"name", "value"}:
                 if not isinstance(item["name"], str):
                     problems.append(
-                        ConfigProblem(f"{item_path}.name", f"must be a string, not {item['name']!r}")
+                        ConfigProblem(f"{item_path}.name", f"must be a string, not {shown(item['name'])}")
                     )
                     continue
                 entries.append((item["name"], item["value"], f"{item_path}.name", f"{item_path}.value"))
@@ -275,7 +301,7 @@ def resolve_env(
                 entries.append((str(name), item[name], f"{item_path}.{name}", f"{item_path}.{name}"))
             else:
                 shape = "{name, value} or a single NAME: value" if upstream_list else "{name, value}"
-                problems.append(ConfigProblem(item_path, f"must be {shape}, not {item!r}"))
+                problems.append(ConfigProblem(item_path, f"must be {shape}, not {shown(item)}"))
     result: list[EnvVar] = []
     seen: dict[str, str] = {}
     for name, value, entry_path, value_path in entries:
@@ -283,23 +309,29 @@ def resolve_env(
             problems.append(
                 ConfigProblem(
                     entry_path,
-                    f"'{name}' is not a valid environment variable name "
+                    f"{shown(name)} is not a valid environment variable name "
                     "(letters, digits, '_', '-', '.'; not starting with a digit)",
                 )
             )
             continue
         if name in c.INJECTED_ENV_VARS:
             problems.append(
-                ConfigProblem(entry_path, f"'{name}' is set by Flyte for every app and cannot be overridden")
+                ConfigProblem(
+                    entry_path, f"{shown(name)} is set by Flyte for every app and cannot be overridden"
+                )
             )
             continue
         if name in seen:
             problems.append(
-                ConfigProblem(entry_path, f"duplicate environment variable '{name}' (also at {seen[name]})")
+                ConfigProblem(
+                    entry_path, f"duplicate environment variable {shown(name)} (also at {seen[name]})"
+                )
             )
             continue
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            problems.append(ConfigProblem(value_path, f"value of '{name}' must be a string, not {value!r}"))
+            problems.append(
+                ConfigProblem(value_path, f"value of {shown(name)} must be a string, not {shown(value)}")
+            )
             continue
         seen[name] = entry_path
         result.append(EnvVar(name=name, value=str(value)))

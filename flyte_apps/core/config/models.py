@@ -4,14 +4,15 @@ results the rest of the core works with."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, StrictStr
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.config.kit import (
     MAX_PORT,
     MAX_UINT32,
+    MAX_WATCH_BUFFER_SIZE,
     Bool,
     ConfigModel,
     GoDuration,
@@ -21,8 +22,13 @@ from flyte_apps.core.config.kit import (
     RawEnv,
 )
 from flyte_apps.core.durations import NANOS_PER_SECOND
+from flyte_apps.core.objects import Manifest
 
-ResourceName = Literal["cpu", "memory", "ephemeral-storage"]
+ResourceName = Literal["cpu", "memory", "gpu", "ephemeral-storage"]
+"""Resource keys of ``container.resources``: Kubernetes' names, plus ``gpu`` (a whole number of
+devices, rendered as ``platform.gpuResourceName``). Kubernetes accepts no ``storage`` for a container."""
+DeviceClass = Literal["NVIDIA_GPU", "GOOGLE_TPU", "AMAZON_NEURON", "AMD_GPU", "HABANA_GAUDI", "APPLE_SILICON"]
+"""``flyteidl2.core.GPUAccelerator.DeviceClass`` by name (a test keeps the two in step)."""
 
 
 class Platform(ConfigModel):
@@ -37,11 +43,16 @@ class Platform(ConfigModel):
     namespaced_name_suffix_template: str = c.DEFAULT_SUFFIX_TEMPLATE
     default_env_vars: RawEnv = None
     default_service_account: str = ""
-    watch_buffer_size: Int = Field(default=100, ge=1)
+    watch_buffer_size: Int = Field(default=100, ge=1, le=MAX_WATCH_BUFFER_SIZE)
     adopt_namespace: Bool = False
     retain_namespace: Bool = True
     render_yaml_to_directory: str = ""
     reaper_timeout: GoDuration = 30 * NANOS_PER_SECOND
+    apply_pod_metadata: Bool = False
+    """Put an app's ``pod.metadata`` on its revision template (Flyte's app service ignores it)."""
+    gpu_resource_name: str = c.DEFAULT_GPU_RESOURCE_NAME
+    gpu_device_node_label: str = c.DEFAULT_GPU_DEVICE_NODE_LABEL
+    gpu_partition_size_node_label: str = c.DEFAULT_GPU_PARTITION_SIZE_NODE_LABEL
 
 
 class Port(ConfigModel):
@@ -55,7 +66,8 @@ class Resources(ConfigModel):
 
 
 class Container(ConfigModel):
-    image: str
+    image: str | None = None
+    """Required, unless the app's pod template gives the primary container an image."""
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     env: RawEnv = None
@@ -85,6 +97,49 @@ class SecretInput(ConfigModel):
     env_var: str = ""
 
 
+class PodMetadata(ConfigModel):
+    """``pod.metadata``: stored in the spec (``K8sPod.metadata``); put on the revision template only
+    with ``platform.applyPodMetadata``."""
+
+    labels: dict[str, StrictStr] = Field(default_factory=dict)
+    annotations: dict[str, StrictStr] = Field(default_factory=dict)
+
+
+class PodTemplate(ConfigModel):
+    """``pod``: a Kubernetes pod template, merged with ``container`` as Flyte's SDK merges them."""
+
+    metadata: PodMetadata | None = None
+    spec: dict[str, Any] = Field(default_factory=dict)
+    """A PodSpec, camelCase as in a Pod manifest; checked against Knative's and Kubernetes' schemas."""
+    primary_container_name: str | None = None
+    """The container ``container`` is merged into (default ``app``); written to the spec only when set."""
+
+
+class Accelerator(ConfigModel):
+    """``accelerator``: the GPU model (and partition) to place the app on, as Flyte places task pods."""
+
+    device: str
+    partition_size: str | None = None
+    unpartitioned: Bool | None = None
+    device_class: DeviceClass | None = None
+
+
+class SharedMemory(ConfigModel):
+    """``sharedMemory`` in its long form: a RAM-backed emptyDir mounted into the primary container."""
+
+    size_limit: str = c.SHARED_MEMORY_AUTO
+    """A quantity, or ``auto`` for no limit."""
+    mount_path: str = c.SHARED_MEMORY_MOUNT_PATH
+    mount_name: str = c.SHARED_MEMORY_MOUNT_NAME
+
+
+def _shared_memory_short_form(value: object) -> object:
+    """``sharedMemory: 2Gi`` or ``auto`` is ``{sizeLimit: 2Gi}``; a map is the long form."""
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return {"sizeLimit": str(value)}
+    return value
+
+
 class AppInput(ConfigModel):
     """One app as written under ``flyte-apps:apps``."""
 
@@ -92,13 +147,23 @@ class AppInput(ConfigModel):
     project: str | None = None
     domain: str | None = None
     org: str = ""
-    container: Container
+    container: Container | None = None
+    """Required unless ``pod`` is given; with both, merged into the pod's primary container."""
+    pod: PodTemplate | None = None
+    accelerator: Accelerator | None = None
+    shared_memory: Annotated[SharedMemory, BeforeValidator(_shared_memory_short_form)] | None = None
     autoscaling: Autoscaling | None = None
     timeouts: Timeouts | None = None
     service_account: str | None = None
     visibility: Literal["public", "cluster-local"] = "public"
     stopped: Bool = False
     secrets: tuple[SecretInput, ...] = ()
+
+
+def primary_container_name(app: AppInput) -> str:
+    """The container the app's ``container`` is merged into, and shared memory is mounted in."""
+    pod = app.pod
+    return (pod.primary_container_name if pod is not None else None) or c.USER_CONTAINER_NAME
 
 
 @dataclass(frozen=True)
@@ -120,12 +185,20 @@ class AppId:
 
 @dataclass(frozen=True)
 class AppConfig:
-    """A validated app: its input, resolved identity, env in render order and config key path."""
+    """A validated app: its input, resolved identity, env in render order, config key path, and its
+    payload's pod spec (``flyte_apps.core.config.payload``; never mutated once built)."""
 
     input: AppInput
     id: AppId
     env: tuple[EnvVar, ...]
     path: str
+    pod_spec: Manifest
+    """The one-container pod spec of a ``container`` payload, or the pod template merged with
+    ``container``: what ``spec.pod.pod_spec`` carries and what the revision's pod spec starts from."""
+
+    @property
+    def primary_container(self) -> str:
+        return primary_container_name(self.input)
 
     @property
     def public(self) -> bool:

@@ -12,6 +12,7 @@ DNS1123_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9
 LABEL_VALUE: Final = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 FLYTE_APP_NAME: Final = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,28}[A-Za-z0-9])?$")  # proto: 1..30 chars
 ENV_VAR_NAME: Final = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")  # Kubernetes' classic IsEnvVarName
+QUALIFIED_NAME: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")  # a label key's name part
 MAX_LABEL_LEN: Final = 63
 MAX_SUBDOMAIN_LEN: Final = 253
 
@@ -24,6 +25,17 @@ def label_value_problem(value: str, key: str) -> str | None:
             f"'{value}' is not a valid Kubernetes label value (at most 63 letters, digits, '-', '_' "
             "or '.', starting and ending with a letter or digit); Flyte labels the KService with it"
         )
+    return None
+
+
+def label_key_problem(key: str) -> str | None:
+    """Why Kubernetes would refuse ``key`` as a label or annotation key (an optional DNS-subdomain
+    prefix and ``/``, then a name of at most 63 characters), or None."""
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > MAX_SUBDOMAIN_LEN or not DNS1123_SUBDOMAIN.match(prefix)):
+        return f"'{key}': the prefix is not a DNS subdomain of at most {MAX_SUBDOMAIN_LEN} characters"
+    if len(name) > MAX_LABEL_LEN or not QUALIFIED_NAME.match(name):
+        return f"'{key}': the name is not {MAX_LABEL_LEN} or fewer letters, digits, '-', '_' or '.'"
     return None
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.keys import PREFIX
 from flyte_apps.core.config.models import (
     AppConfig,
@@ -26,6 +27,8 @@ MAX_PROTO_REQUEST_TIMEOUT_S: Final = 3600  # flyteidl2.app.TimeoutConfig.request
 MIN_REQUEST_TIMEOUT_S: Final = 1
 MIN_SCALEDOWN_PERIOD_S: Final = 6  # Knative's autoscaling window bounds
 MAX_SCALEDOWN_PERIOD_S: Final = 3600
+MAX_REAPER_TIMEOUT_S: Final = 3600
+"""platform.reaperTimeout: Knative settles in seconds to minutes; a longer bound only holds `pulumi up`."""
 KNATIVE_PORT_NAMES: Final = ("", "http1", "h2c")  # Knative admission accepts only these port names
 KNATIVE_RESERVED_PORTS: Final = (8012, 8013, 8022, 9090, 9091)  # used by Knative's queue-proxy
 
@@ -55,7 +58,8 @@ def port_problems(ports: Sequence[Port], path: str) -> list[ConfigProblem]:
             found.append(
                 ConfigProblem(
                     f"{path}[{index}].name",
-                    f"Knative accepts only the port names 'http1' and 'h2c' (or none), not '{port.name}'",
+                    "Knative accepts only the port names 'http1' and 'h2c' (or none), "
+                    f"not {shown(port.name)}",
                 )
             )
     if len(seen) > 1:
@@ -76,14 +80,14 @@ def secret_problems(secrets: Sequence[SecretInput], env: Sequence[EnvVar], path:
             continue
         if not ENV_VAR_NAME.match(name):
             found.append(
-                ConfigProblem(f"{where}.envVar", f"'{name}' is not a valid environment variable name")
+                ConfigProblem(f"{where}.envVar", f"{shown(name)} is not a valid environment variable name")
             )
         elif name in c.INJECTED_ENV_VARS:
-            found.append(ConfigProblem(f"{where}.envVar", f"'{name}' is set by Flyte for every app"))
+            found.append(ConfigProblem(f"{where}.envVar", f"{shown(name)} is set by Flyte for every app"))
         elif name in taken:
             found.append(
                 ConfigProblem(
-                    f"{where}.envVar", f"duplicate environment variable '{name}' (also in {taken[name]})"
+                    f"{where}.envVar", f"duplicate environment variable {shown(name)} (also in {taken[name]})"
                 )
             )
         else:

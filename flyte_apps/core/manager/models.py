@@ -9,8 +9,17 @@ from typing import Any, Final, Literal
 
 from pydantic import Field
 
+from flyte_apps.core import bounds
 from flyte_apps.core.config.keys import KEY_MANAGER, PREFIX
-from flyte_apps.core.config.kit import MAX_PORT, Bool, ConfigModel, Quantity, validate_model
+from flyte_apps.core.config.kit import (
+    MAX_INT64,
+    MAX_MANAGER_REPLICAS,
+    MAX_PORT,
+    Bool,
+    ConfigModel,
+    Quantity,
+    validate_model,
+)
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.config.names import (
     DNS1123_SUBDOMAIN,
@@ -79,7 +88,7 @@ class Toleration(ConfigModel):
     operator: Literal["Exists", "Equal"] | None = None
     value: str | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
-    toleration_seconds: int | None = None
+    toleration_seconds: int | None = Field(default=None, ge=-MAX_INT64 - 1, le=MAX_INT64)  # int64
 
 
 class ManagerInput(ConfigModel):
@@ -88,7 +97,7 @@ class ManagerInput(ConfigModel):
     enabled: Bool = True
     """Writing the block enables the manager; ``enabled: false`` keeps the block but deploys nothing."""
     image: str | None = None
-    replicas: int = Field(default=1, ge=0)
+    replicas: int = Field(default=1, ge=0, le=MAX_MANAGER_REPLICAS)
     ports: ManagerPorts = Field(default_factory=ManagerPorts)
     database: Database = Field(default_factory=Database)
     apps_enabled: Bool = True
@@ -174,14 +183,15 @@ def _database_problems(manager: ManagerInput, path: str) -> list[ConfigProblem]:
             found.append(
                 ConfigProblem(
                     f"{db_path}.passwordSecret.name",
-                    f"'{secret.name}' is not a valid Kubernetes Secret name",
+                    f"{bounds.shown(secret.name)} is not a valid Kubernetes Secret name",
                 )
             )
         if not secret.key or not all(ch.isalnum() or ch in "-._" for ch in secret.key):
             found.append(
                 ConfigProblem(
                     f"{db_path}.passwordSecret.key",
-                    f"'{secret.key}' is not a valid Secret key (letters, digits, '-', '_' or '.')",
+                    f"{bounds.shown(secret.key)} is not a valid Secret key "
+                    "(letters, digits, '-', '_' or '.')",
                 )
             )
     return found
@@ -214,7 +224,7 @@ def _extra_config_problems(manager: ManagerInput, platform: PlatformConfig, path
             if isinstance(current, dict) and isinstance(value, dict):
                 walk(value, current, here)
             elif value != current:
-                shown = "section" if isinstance(current, dict) else f"value {current!r}"
+                shown = "section" if isinstance(current, dict) else f"value {bounds.shown(current)}"
                 found.append(
                     ConfigProblem(
                         f"{path}.{'.'.join(here)}",

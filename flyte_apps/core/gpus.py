@@ -1,0 +1,101 @@
+"""GPUs on the revision's pod spec, as Flyte's Kubernetes plugin puts them on a task pod.
+
+Flyte's app service drops GPU entries (reference (j)9) and ignores ``extended_resources``; this does
+what the plugin does for a task with the same request, so an app lands where Flyte's tasks land:
+
+- each container that asks for GPUs gets ``<gpuResourceName>: N`` in both its limits and its
+  requests (N = the limit, else the request): Kubernetes needs a limit for an extended resource and
+  a request equal to it;
+- an accelerator adds a required node affinity on ``gpuDeviceNodeLabel`` In [device] and, for a
+  partition size, on ``gpuPartitionSizeNodeLabel`` In [size] (DoesNotExist for ``unpartitioned``),
+  appended to every node-selector term the pod template has, and tolerations
+  ``{key, operator: Equal, value, effect: NoSchedule}`` for the same labels (none for
+  ``unpartitioned``, which has no value) — the plugin's ``ApplyGPUNodeSelectors``. The plugin applies
+  them only to pods that ask for GPUs; the config rules refuse an accelerator without a GPU count.
+
+The functions take a pod spec the caller owns and replace (never mutate) the parts they change, so a
+spec shared with the app's config stays as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from flyte_apps.core import constants as c
+from flyte_apps.core.config.gpu_rules import gpu_count
+from flyte_apps.core.config.models import Accelerator, Platform
+from flyte_apps.core.objects import Manifest
+
+
+def set_gpu_counts(pod: Manifest, gpu_resource_name: str) -> None:
+    """Every container with a GPU count asks for it in both its limits and its requests."""
+    containers = pod.get("containers")
+    if not isinstance(containers, list):
+        return
+    updated = []
+    for container in containers:
+        count = gpu_count(container, gpu_resource_name) if isinstance(container, Mapping) else None
+        if count is None:
+            updated.append(container)
+            continue
+        resources = dict(container.get("resources") or {})
+        for block in ("limits", "requests"):
+            resources[block] = {**(resources.get(block) or {}), gpu_resource_name: str(count)}
+        updated.append({**container, "resources": resources})
+    pod["containers"] = updated
+
+
+def place_on_accelerator(pod: Manifest, accelerator: Accelerator | None, settings: Platform) -> None:
+    """Node affinity and tolerations for ``accelerator`` (nothing when there is none)."""
+    if accelerator is None or not _asks_for_gpus(pod, settings.gpu_resource_name):
+        return
+    requirements: list[Manifest] = [
+        {
+            "key": settings.gpu_device_node_label,
+            "operator": c.NODE_SELECTOR_IN,
+            "values": [accelerator.device],
+        }
+    ]
+    tolerations: list[Manifest] = [_toleration(settings.gpu_device_node_label, accelerator.device)]
+    if accelerator.partition_size is not None:
+        requirements.append(
+            {
+                "key": settings.gpu_partition_size_node_label,
+                "operator": c.NODE_SELECTOR_IN,
+                "values": [accelerator.partition_size],
+            }
+        )
+        tolerations.append(_toleration(settings.gpu_partition_size_node_label, accelerator.partition_size))
+    elif accelerator.unpartitioned:
+        requirements.append(
+            {"key": settings.gpu_partition_size_node_label, "operator": c.NODE_SELECTOR_DOES_NOT_EXIST}
+        )
+    pod["affinity"] = _with_required_node_requirements(pod.get("affinity"), requirements)
+    pod["tolerations"] = [*(pod.get("tolerations") or []), *tolerations]
+
+
+def _asks_for_gpus(pod: Mapping[str, Any], gpu_resource_name: str) -> bool:
+    containers = pod.get("containers")
+    return isinstance(containers, list) and any(
+        isinstance(container, Mapping) and gpu_count(container, gpu_resource_name) for container in containers
+    )
+
+
+def _toleration(key: str, value: str) -> Manifest:
+    return {"key": key, "operator": c.TOLERATION_EQUAL, "value": value, "effect": c.TAINT_NO_SCHEDULE}
+
+
+def _with_required_node_requirements(affinity: object, requirements: list[Manifest]) -> Manifest:
+    """``affinity`` (a copy) with ``requirements`` added to every required node-selector term, or to
+    a new one when there is none: terms are ORed, so each must carry them (the plugin's
+    ``AddRequiredNodeSelectorRequirements``)."""
+    result: Manifest = copy.deepcopy(dict(affinity)) if isinstance(affinity, Mapping) else {}
+    node = result.setdefault("nodeAffinity", {})
+    required = node.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.get("nodeSelectorTerms") or [{}]
+    required["nodeSelectorTerms"] = [
+        {**term, "matchExpressions": [*(term.get("matchExpressions") or []), *requirements]} for term in terms
+    ]
+    return result

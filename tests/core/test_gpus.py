@@ -1,0 +1,432 @@
+"""GPUs, accelerators and shared memory: in the spec as Flyte's SDK writes them (resource entries in
+the SDK's order, ``extended_resources``; compared with specs the SDK itself wrote), and on the revision
+as Flyte's Kubernetes plugin puts them on a task pod (resource name in limits and requests, required
+node affinity and tolerations, a memory-backed emptyDir)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import typing
+from typing import Any, Final
+
+import pytest
+from flyteidl2.app import app_definition_pb2 as app_pb
+from flyteidl2.core import tasks_pb2
+from google.protobuf import json_format, struct_pb2
+
+from flyte_apps.core.config.models import DeviceClass
+from flyte_apps.core.plan import plan_stack
+from flyte_apps.core.spec import decode_spec
+from tests.support.config import REPO_ROOT, minimal_config
+
+SDK_FIXTURES: Final = REPO_ROOT / "tests" / "fixtures" / "sdk"
+IMAGE: Final = "vllm/vllm-openai:v0.6.3"
+DEVICE_LABEL: Final = "k8s.amazonaws.com/accelerator"
+PARTITION_LABEL: Final = "k8s.amazonaws.com/gpu-partition-size"
+
+
+def gpu_app(
+    requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None, **app: Any
+) -> dict[str, Any]:
+    resources = {key: value for key, value in (("requests", requests), ("limits", limits)) if value}
+    return minimal_config(container={"image": IMAGE, "resources": resources}, **app)
+
+
+def pod_spec(config: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = plan_stack(config).apps[0].kservice["spec"]["template"]["spec"]
+    return spec
+
+
+def spec(config: dict[str, Any]) -> app_pb.Spec:
+    return decode_spec(plan_stack(config).apps[0].blob.b64)
+
+
+def entries(resources: Any) -> list[tuple[str, str]]:
+    return [(tasks_pb2.Resources.ResourceName.Name(entry.name), entry.value) for entry in resources]
+
+
+# --------------------------------------------------------------------------------------------------
+# The spec
+# --------------------------------------------------------------------------------------------------
+
+
+def test_resource_entries_come_in_the_sdks_order_whatever_the_config_order() -> None:
+    """cpu, memory, gpu, ephemeral-storage: Flyte's SDK order (alphabetical until this change)."""
+    config = gpu_app(requests={"ephemeral-storage": "50Gi", "gpu": 1, "memory": "16Gi", "cpu": "4"})
+    assert entries(spec(config).container.resources.requests) == [
+        ("CPU", "4"),
+        ("MEMORY", "16Gi"),
+        ("GPU", "1"),
+        ("EPHEMERAL_STORAGE", "50Gi"),
+    ]
+
+
+def test_gpu_is_a_gpu_entry_in_the_spec() -> None:
+    container = spec(gpu_app(limits={"gpu": 2})).container
+    assert entries(container.resources.limits) == [("GPU", "2")]
+    assert entries(container.resources.requests) == []
+
+
+def test_accelerator_and_shared_memory_are_extended_resources() -> None:
+    config = gpu_app(
+        limits={"gpu": 1},
+        accelerator={"device": "nvidia-tesla-a100", "partitionSize": "1g.5gb", "deviceClass": "NVIDIA_GPU"},
+        sharedMemory={"sizeLimit": "2Gi", "mountPath": "/shm", "mountName": "shm"},
+    )
+    extended = spec(config).extended_resources
+    assert extended.gpu_accelerator == tasks_pb2.GPUAccelerator(
+        device="nvidia-tesla-a100", partition_size="1g.5gb"
+    )
+    assert extended.shared_memory == tasks_pb2.SharedMemory(
+        mount_path="/shm", mount_name="shm", size_limit="2Gi"
+    )
+
+
+def test_unpartitioned_and_auto_shared_memory() -> None:
+    config = gpu_app(
+        limits={"gpu": 1}, accelerator={"device": "nvidia-l4", "unpartitioned": True}, sharedMemory="auto"
+    )
+    extended = spec(config).extended_resources
+    assert extended.gpu_accelerator.WhichOneof("partition_size_value") == "unpartitioned"
+    assert extended.gpu_accelerator.unpartitioned
+    assert extended.shared_memory == tasks_pb2.SharedMemory(mount_path="/dev/shm", mount_name="flyte-shm")
+
+
+def test_no_accelerator_and_no_shared_memory_no_extended_resources() -> None:
+    assert not spec(gpu_app(limits={"gpu": 1})).HasField("extended_resources")
+
+
+def test_device_classes_are_the_protos() -> None:
+    assert set(typing.get_args(DeviceClass)) == set(tasks_pb2.GPUAccelerator.DeviceClass.keys())
+
+
+# --- against specs Flyte's SDK wrote (tests/fixtures/sdk) -----------------------------------------
+
+
+def sdk_spec(name: str) -> app_pb.Spec:
+    path = SDK_FIXTURES / f"{name}.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing (tests/sdk/make_fixtures.py writes it)")
+    return app_pb.Spec.FromString(base64.b64decode(json.loads(path.read_text(encoding="utf-8"))["spec_b64"]))
+
+
+def test_a_gpu_app_writes_the_resources_and_extended_resources_the_sdk_writes() -> None:
+    """The SDK's ``gpu``: Resources(cpu=4, memory=16Gi, gpu='A100:1', shm='2Gi', disk=50Gi)."""
+    expected = sdk_spec("gpu")
+    config = gpu_app(
+        requests={"cpu": "4", "memory": "16Gi", "gpu": 1, "ephemeral-storage": "50Gi"},
+        accelerator={"device": "nvidia-tesla-a100"},
+        sharedMemory="2Gi",
+    )
+    ours = spec(config)
+    assert ours.container.resources == expected.container.resources
+    assert ours.extended_resources.SerializeToString(
+        deterministic=True
+    ) == expected.extended_resources.SerializeToString(deterministic=True)
+
+
+def test_a_gpu_partition_writes_what_the_sdk_writes() -> None:
+    """The SDK's ``gpu-partition``: GPU(device='A100', quantity=1, partition='1g.5gb'), shm='auto'."""
+    expected = sdk_spec("gpu-partition")
+    config = gpu_app(
+        requests={"gpu": 1},
+        accelerator={"device": "nvidia-tesla-a100", "partitionSize": "1g.5gb"},
+        sharedMemory="auto",
+    )
+    ours = spec(config)
+    assert ours.container.resources == expected.container.resources
+    assert ours.extended_resources == expected.extended_resources
+
+
+def without_empty(value: Any) -> Any:
+    """``value`` without empty lists and maps (the SDK writes ``args: []``, ``limits: {}``)."""
+    if isinstance(value, dict):
+        kept = {key: without_empty(item) for key, item in value.items()}
+        return {key: item for key, item in kept.items() if item not in ({}, [])}
+    if isinstance(value, list):
+        return [without_empty(item) for item in value]
+    return value
+
+
+def test_a_pod_template_means_what_the_sdks_means() -> None:
+    """The SDK's ``pod-template``: the app's container merged into the pod's ``app`` container, beside
+    a sidecar sharing an emptyDir; labels and annotations in pod.metadata."""
+    expected = sdk_spec("pod-template")
+    config = minimal_config(
+        container={
+            "image": "ghcr.io/example/app:1.0",
+            "env": {"CACHE_DIR": "/cache"},
+            "ports": [{"containerPort": 8080}],
+            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+        },
+        pod={
+            "metadata": {"labels": {"team": "ml"}, "annotations": {"example.com/owner": "ml-platform"}},
+            "spec": {
+                "containers": [
+                    {"name": "app", "volumeMounts": [{"name": "cache", "mountPath": "/cache"}]},
+                    {
+                        "name": "sidecar",
+                        "image": "busybox:1.36",
+                        "command": ["sh", "-c", "tail -f /dev/null"],
+                        "volumeMounts": [{"name": "cache", "mountPath": "/cache", "readOnly": True}],
+                    },
+                ],
+                "volumes": [{"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}}],
+            },
+        },
+    )
+    ours = spec(config).pod
+    assert ours.metadata == expected.pod.metadata
+    theirs = without_empty(json_format.MessageToDict(expected.pod.pod_spec))
+    assert json_format.MessageToDict(ours.pod_spec) == theirs
+    assert ours.pod_spec == json_format.ParseDict(theirs, struct_pb2.Struct())
+
+
+# --------------------------------------------------------------------------------------------------
+# The revision: GPUs
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("requests", "limits"),
+    [
+        pytest.param(None, {"gpu": 2}, id="limit-only"),
+        pytest.param({"gpu": 2}, None, id="request-only"),
+        pytest.param({"gpu": "2"}, {"gpu": 2}, id="both-equal"),
+    ],
+)
+def test_gpus_go_in_both_limits_and_requests(
+    requests: dict[str, Any] | None, limits: dict[str, Any] | None
+) -> None:
+    resources = pod_spec(gpu_app(requests, limits))["containers"][0]["resources"]
+    assert resources["limits"]["nvidia.com/gpu"] == resources["requests"]["nvidia.com/gpu"] == "2"
+    assert "gpu" not in resources["limits"] and "gpu" not in resources["requests"]
+
+
+def test_gpus_keep_the_other_resources() -> None:
+    resources = pod_spec(gpu_app({"cpu": "4", "gpu": 1}, {"memory": "24Gi"}))["containers"][0]["resources"]
+    assert resources == {
+        "requests": {"cpu": "4", "nvidia.com/gpu": "1"},
+        "limits": {"memory": "24Gi", "nvidia.com/gpu": "1"},
+    }
+
+
+def test_the_gpu_resource_name_is_the_platforms() -> None:
+    config = gpu_app(limits={"gpu": 1})
+    config["flyte-apps:platform"] = {"gpuResourceName": "amd.com/gpu"}
+    assert pod_spec(config)["containers"][0]["resources"] == {
+        "requests": {"amd.com/gpu": "1"},
+        "limits": {"amd.com/gpu": "1"},
+    }
+
+
+def test_a_sidecars_gpu_in_the_pod_template_is_completed_too() -> None:
+    config = minimal_config(
+        container={"image": IMAGE, "ports": [{"containerPort": 8080}]},
+        pod={
+            "spec": {
+                "containers": [
+                    {"name": "app"},
+                    {"name": "encoder", "image": "enc:1", "resources": {"limits": {"nvidia.com/gpu": 1}}},
+                ]
+            }
+        },
+    )
+    assert pod_spec(config)["containers"][1]["resources"] == {
+        "limits": {"nvidia.com/gpu": "1"},
+        "requests": {"nvidia.com/gpu": "1"},
+    }
+
+
+def test_an_app_without_gpus_gets_no_gpu_resources() -> None:
+    resources = pod_spec(gpu_app({"cpu": "1"}))["containers"][0]["resources"]
+    assert resources == {"requests": {"cpu": "1"}}
+
+
+# --------------------------------------------------------------------------------------------------
+# The revision: accelerator placement
+# --------------------------------------------------------------------------------------------------
+
+
+def expression(key: str, operator: str, *values: str) -> dict[str, Any]:
+    return {"key": key, "operator": operator, **({"values": list(values)} if values else {})}
+
+
+def toleration(key: str, value: str) -> dict[str, str]:
+    return {"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}
+
+
+def test_an_accelerator_with_a_partition_size_is_required_node_affinity_and_tolerations() -> None:
+    pod = pod_spec(
+        gpu_app(limits={"gpu": 1}, accelerator={"device": "nvidia-tesla-a100", "partitionSize": "1g.5gb"})
+    )
+    assert pod["affinity"] == {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            expression(DEVICE_LABEL, "In", "nvidia-tesla-a100"),
+                            expression(PARTITION_LABEL, "In", "1g.5gb"),
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    assert pod["tolerations"] == [
+        toleration(DEVICE_LABEL, "nvidia-tesla-a100"),
+        toleration(PARTITION_LABEL, "1g.5gb"),
+    ]
+
+
+def test_an_unpartitioned_accelerator_needs_nodes_without_a_partition_label() -> None:
+    pod = pod_spec(gpu_app(limits={"gpu": 1}, accelerator={"device": "nvidia-l4", "unpartitioned": True}))
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"] == [
+        expression(DEVICE_LABEL, "In", "nvidia-l4"),
+        expression(PARTITION_LABEL, "DoesNotExist"),
+    ]
+    assert pod["tolerations"] == [toleration(DEVICE_LABEL, "nvidia-l4")], "no value, so no toleration"
+
+
+def test_a_device_alone_places_by_device_only() -> None:
+    pod = pod_spec(gpu_app(limits={"gpu": 1}, accelerator={"device": "nvidia-l4"}))
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term == {"matchExpressions": [expression(DEVICE_LABEL, "In", "nvidia-l4")]}
+    assert pod["tolerations"] == [toleration(DEVICE_LABEL, "nvidia-l4")]
+
+
+def test_node_labels_are_the_platforms() -> None:
+    config = gpu_app(limits={"gpu": 1}, accelerator={"device": "l4", "partitionSize": "half"})
+    config["flyte-apps:platform"] = {
+        "gpuDeviceNodeLabel": "gpu.acme/model",
+        "gpuPartitionSizeNodeLabel": "gpu.acme/mig",
+    }
+    pod = pod_spec(config)
+    keys = [
+        item["key"]
+        for item in pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"
+        ][0]["matchExpressions"]
+    ]
+    assert keys == ["gpu.acme/model", "gpu.acme/mig"]
+    assert [item["key"] for item in pod["tolerations"]] == ["gpu.acme/model", "gpu.acme/mig"]
+
+
+def test_placement_adds_to_every_term_and_toleration_of_the_pod_template() -> None:
+    """Node-selector terms are ORed, so each gets the requirement (AddRequiredNodeSelectorRequirements)."""
+    zone = expression("zone", "In", "a")
+    spot = expression("spot", "DoesNotExist")
+    preferred = [{"weight": 1, "preference": {"matchExpressions": [zone]}}]
+    own_toleration = {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}
+    config = minimal_config(
+        container={"image": IMAGE, "resources": {"limits": {"gpu": 1}}},
+        accelerator={"device": "nvidia-l4"},
+        pod={
+            "spec": {
+                "containers": [{"name": "app"}],
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchExpressions": [zone]}, {"matchExpressions": [spot]}]
+                        },
+                        "preferredDuringSchedulingIgnoredDuringExecution": preferred,
+                    }
+                },
+                "tolerations": [own_toleration],
+            }
+        },
+    )
+    pod = pod_spec(config)
+    device = expression(DEVICE_LABEL, "In", "nvidia-l4")
+    assert pod["affinity"]["nodeAffinity"] == {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [zone, device]}, {"matchExpressions": [spot, device]}]
+        },
+        "preferredDuringSchedulingIgnoredDuringExecution": preferred,
+    }
+    assert pod["tolerations"] == [own_toleration, toleration(DEVICE_LABEL, "nvidia-l4")]
+    merged_spec = json_format.MessageToDict(spec(config).pod.pod_spec)
+    assert merged_spec["tolerations"] == [own_toleration], "placement is render-time, not in the spec"
+
+
+# --------------------------------------------------------------------------------------------------
+# The revision: shared memory
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shared_memory", "volume", "mount"),
+    [
+        pytest.param(
+            "2Gi",
+            {"name": "flyte-shm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}},
+            {"name": "flyte-shm", "mountPath": "/dev/shm"},
+            id="size",
+        ),
+        pytest.param(
+            "auto",
+            {"name": "flyte-shm", "emptyDir": {"medium": "Memory"}},
+            {"name": "flyte-shm", "mountPath": "/dev/shm"},
+            id="auto-has-no-size-limit",
+        ),
+        pytest.param(
+            {"sizeLimit": "512Mi", "mountPath": "/shm", "mountName": "shm"},
+            {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "512Mi"}},
+            {"name": "shm", "mountPath": "/shm"},
+            id="long-form",
+        ),
+    ],
+)
+def test_shared_memory_is_a_memory_emptydir_mounted_in_the_primary_container(
+    shared_memory: Any, volume: dict[str, Any], mount: dict[str, str]
+) -> None:
+    pod = pod_spec(minimal_config(sharedMemory=shared_memory))
+    assert pod["volumes"] == [volume]
+    assert pod["containers"][0]["volumeMounts"] == [mount]
+
+
+def test_shared_memory_joins_the_pod_templates_volumes_in_the_primary_container_only() -> None:
+    config = minimal_config(
+        container={"image": IMAGE, "ports": [{"containerPort": 8080}]},
+        sharedMemory="1Gi",
+        pod={
+            "primaryContainerName": "server",
+            "spec": {
+                "containers": [
+                    {"name": "server", "volumeMounts": [{"name": "cache", "mountPath": "/cache"}]},
+                    {
+                        "name": "side",
+                        "image": "busybox:1.36",
+                        "volumeMounts": [{"name": "cache", "mountPath": "/cache"}],
+                    },
+                ],
+                "volumes": [{"name": "cache", "emptyDir": {}}],
+            },
+        },
+    )
+    pod = pod_spec(config)
+    assert [volume["name"] for volume in pod["volumes"]] == ["cache", "flyte-shm"]
+    assert [mount["name"] for mount in pod["containers"][0]["volumeMounts"]] == ["cache", "flyte-shm"]
+    assert [mount["name"] for mount in pod["containers"][1]["volumeMounts"]] == ["cache"]
+
+
+def test_rendering_leaves_the_apps_pod_spec_as_it_was() -> None:
+    """The revision's additions never leak into the spec's pod template or a second render."""
+    config = minimal_config(
+        container={"image": IMAGE, "resources": {"requests": {"gpu": 1}}},
+        accelerator={"device": "nvidia-l4"},
+        sharedMemory="1Gi",
+        pod={"spec": {"containers": [{"name": "app"}], "tolerations": [{"key": "a", "operator": "Exists"}]}},
+    )
+    plan = plan_stack(config)
+    app = plan.apps[0].config
+    assert app.pod_spec["tolerations"] == [{"key": "a", "operator": "Exists"}]
+    assert "volumes" not in app.pod_spec and "affinity" not in app.pod_spec
+    assert app.pod_spec["containers"][0]["resources"] == {"requests": {"nvidia.com/gpu": "1"}}
