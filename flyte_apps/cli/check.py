@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Final
 
@@ -21,6 +23,12 @@ from flyte_apps.cli.common import (
     translate_errors,
 )
 from flyte_apps.cli.stackfile import DEFAULT_STACK, plan_stack_files
+from flyte_apps.core import constants as c
+from flyte_apps.core.objects import RenderedObject
+from flyte_apps.core.plan import StackPlan
+from flyte_apps.core.stackfile import StackInput
+from flyte_apps.policy.locate import Locator
+from flyte_apps.policy.report import Finding, sarif
 from flyte_apps.policy.runner import Violation, blocking, evaluate, load_policy_config
 from flyte_apps.policy.wire import to_wire
 
@@ -31,6 +39,8 @@ EXIT_VIOLATIONS: Final = 1
 class OutputFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
+    SARIF = "sarif"
+    GITHUB = "github"
 
 
 PolicyConfigOption = Annotated[
@@ -43,7 +53,13 @@ PolicyConfigOption = Annotated[
 ]
 OutputOption = Annotated[
     OutputFormat,
-    typer.Option("--output", "-o", help="text: one line per violation; json: a list of objects."),
+    typer.Option(
+        "--output",
+        "-o",
+        help="text: one line per violation; json: a list of objects; sarif: SARIF 2.1.0 for code "
+        "scanning; github: workflow commands that annotate a pull request's lines.",
+        case_sensitive=False,
+    ),
 ]
 
 
@@ -64,26 +80,68 @@ def check(
     if stack is not None and config is not None:
         fail(EXIT_USAGE, "give --stack or --config, not both")
     with translate_errors():
-        plan, _ = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
+        plan, given = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
         settings = load_policy_config(policy_config)
     for warning in plan.warnings:
         typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
     name = stack or (config.stem.removeprefix("Pulumi.") if config is not None else DEFAULT_STACK)
-    resources = [to_wire(obj, stack=name) for obj in plan.objects()]
+    objects = plan.objects()
+    resources = [to_wire(obj, stack=name) for obj in objects]
     violations = evaluate(resources, settings, stack=name)
-    _print(violations, output)
+    findings = locate(
+        violations, {r.urn: obj for r, obj in zip(resources, objects, strict=True)}, plan, given
+    )
+    _print(findings, output)
     raise typer.Exit(EXIT_VIOLATIONS if blocking(violations) else EXIT_OK)
 
 
-def _print(violations: list[Violation], output: OutputFormat) -> None:
+def locate(
+    violations: Sequence[Violation],
+    objects: Mapping[str, RenderedObject],
+    plan: StackPlan,
+    given: StackInput,
+) -> list[Finding]:
+    """One finding per place to fix: each violation's config key and line, the same violation in
+    several objects (a platform value every app inherits) folded into one."""
+    locator = Locator(plan)
+    grouped: dict[tuple[str, str, str], list[Violation]] = {}
+    for violation in violations:
+        key = locator.key_of(objects.get(violation.urn), violation.message)
+        grouped.setdefault((violation.policy_name, key, violation.message), []).append(violation)
+    findings = []
+    for (_, key, _), found in grouped.items():
+        where = given.where(key)
+        findings.append(
+            Finding(
+                found[0],
+                key,
+                file=where[0] if where else None,
+                line=where[1] if where else None,
+                others=tuple(found[1:]),
+            )
+        )
+    return findings
+
+
+def _print(findings: list[Finding], output: OutputFormat) -> None:
     if output is OutputFormat.JSON:
-        typer.echo(json.dumps([violation.as_json() for violation in violations], indent=2))
+        typer.echo(json.dumps([finding.as_json() for finding in findings], indent=2))
+    elif output is OutputFormat.SARIF:
+        typer.echo(json.dumps(sarif(findings, version=package_version()), indent=2))
     else:
-        for violation in violations:
-            typer.echo(violation.line())
+        for finding in findings:
+            typer.echo(finding.github() if output is OutputFormat.GITHUB else finding.text())
     stop_if_reader_gone()
-    mandatory = sum(1 for violation in violations if violation.level.blocks)
+    mandatory = sum(1 for finding in findings if finding.violation.level.blocks)
     typer.echo(
-        f"{mandatory} mandatory, {len(violations) - mandatory} advisory violation(s)",
+        f"{mandatory} mandatory, {len(findings) - mandatory} advisory violation(s)",
         err=True,
     )
+
+
+def package_version() -> str:
+    """The installed flyte-apps version (SARIF names the tool's version)."""
+    try:
+        return metadata.version(c.PROJECT_NAME)
+    except metadata.PackageNotFoundError:
+        return "0+unknown"

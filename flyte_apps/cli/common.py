@@ -104,7 +104,8 @@ def load_view(
     raw: dict[str, object] = {}
     plan: StackPlan | None = None
     if stack is not None or config is not None:
-        plan, raw = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
+        plan, read = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
+        raw = read.values
     overrides: dict[str, object] = {}
     if namespace is not None:
         overrides["namespace"] = namespace

@@ -18,6 +18,7 @@ from flyte_apps.core.plan import StackPlan, plan_stack
 from flyte_apps.core.stackfile import (
     PROJECT_FILE,
     StackInput,
+    located,
     merge_inputs,
     parse_project_file,
     parse_stack_file,
@@ -56,18 +57,20 @@ def read_stack_config(
 
 def plan_stack_files(
     *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
-) -> tuple[StackPlan, dict[str, Any]]:
+) -> tuple[StackPlan, StackInput]:
     """Plan the stack the files describe; every problem of the files and of the config is raised
-    together in one ``ConfigError``. Returns the plan and the config values it was made from."""
+    together in one ``ConfigError``, each located at its file and line (``Pulumi.dev.yaml:42
+    flyte-apps:apps[1].name``) where the files say. Returns the plan and what the files held."""
+    given = StackInput()
     try:
         given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
         plan = plan_stack(given.values, problems=given.problems, warnings=given.warnings)
     except ConfigError as exc:
-        raise bounded_error(exc) from None
+        raise bounded_error(ConfigError(located(exc.problems, given))) from None
     warnings = tuple(bounded(warning) for warning in plan.warnings)
     if warnings != plan.warnings:
         plan = dataclasses.replace(plan, warnings=warnings)
-    return plan, given.values
+    return plan, given
 
 
 def _read(path: Path) -> str:

@@ -42,6 +42,21 @@ class StackInput:
     values: dict[str, Any] = field(default_factory=dict)
     problems: tuple[ConfigProblem, ...] = ()
     warnings: tuple[str, ...] = ()
+    key_lines: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Config key path (``flyte-apps:apps[1].container.env.TOKEN``) -> (file, line) where it is written."""
+
+    def where(self, key: str) -> tuple[str, int] | None:
+        """The file and line of ``key``, else of the closest enclosing key that was written."""
+        path = key
+        while path:
+            found = self.key_lines.get(path)
+            if found is not None:
+                return found
+            cut = max(path.rfind("."), path.rfind("["))
+            if cut <= 0:
+                return None
+            path = path[:cut]
+        return None
 
 
 def stack_file_name(stack: str) -> str:
@@ -50,7 +65,7 @@ def stack_file_name(stack: str) -> str:
 
 def parse_project_file(text: str, source: str) -> StackInput:
     """The config defaults ``Pulumi.yaml`` declares."""
-    data, issues = read_yaml(text, source)
+    data, issues, lines = read_yaml(text, source)
     problems = [_issue_problem(issue, source) for issue in issues]
     if data is None:
         return StackInput(problems=tuple(problems))
@@ -66,12 +81,13 @@ def parse_project_file(text: str, source: str) -> StackInput:
             continue  # a declaration without a default: the stack file must set it
         chosen = value.get("default", value.get("value")) if isinstance(value, dict) else value
         values[full_key(str(key))] = chosen
-    return StackInput(values=values, problems=tuple(problems))
+    key_lines = {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys, 2)}
+    return StackInput(values=values, problems=tuple(problems), key_lines=key_lines)
 
 
 def parse_stack_file(text: str, source: str) -> StackInput:
     """The config values of a stack file, with every problem of the file."""
-    data, issues = read_yaml(text, source)
+    data, issues, lines = read_yaml(text, source)
     problems = [_issue_problem(issue, source) for issue in issues]
     warnings: list[str] = []
     if data is None:
@@ -107,7 +123,8 @@ def parse_stack_file(text: str, source: str) -> StackInput:
             problems.append(ConfigProblem(key, f"{wrong} ({source})"))
             continue
         values[full_key(key)] = value
-    return StackInput(values=values, problems=tuple(problems), warnings=tuple(warnings))
+    key_lines = {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys)}
+    return StackInput(values=values, problems=tuple(problems), warnings=tuple(warnings), key_lines=key_lines)
 
 
 def merge_inputs(inputs: Sequence[StackInput]) -> StackInput:
@@ -115,11 +132,29 @@ def merge_inputs(inputs: Sequence[StackInput]) -> StackInput:
     values: dict[str, Any] = {}
     for given in inputs:
         values.update(given.values)
+    key_lines: dict[str, tuple[str, int]] = {}
+    for given in inputs:
+        key_lines.update(given.key_lines)
     return StackInput(
         values=values,
         problems=tuple(problem for given in inputs for problem in given.problems),
         warnings=tuple(warning for given in inputs for warning in given.warnings),
+        key_lines=key_lines,
     )
+
+
+def located(problems: Sequence[ConfigProblem], given: StackInput) -> list[ConfigProblem]:
+    """``problems`` with the file and line of their config key in front of the key (``Pulumi.dev.yaml:42
+    flyte-apps:apps[1].name``), for every key the files wrote (or the closest enclosing one)."""
+    found: list[ConfigProblem] = []
+    for problem in problems:
+        where = given.where(problem.path) if problem.path.startswith(f"{PROJECT_NAME}:") else None
+        found.append(
+            problem
+            if where is None
+            else ConfigProblem(f"{where[0]}:{where[1]} {problem.path}", problem.message)
+        )
+    return found
 
 
 def full_key(key: str) -> str:
@@ -148,6 +183,16 @@ def key_path(keys: Keys) -> str:
     for part in keys[2:]:
         path += f"[{part}]" if isinstance(part, int) else f".{part}"
     return path
+
+
+def _config_key(keys: Keys, depth: int | None = None) -> bool:
+    """A place under ``config:`` with a string config key (at most ``depth`` levels deep)."""
+    return (
+        len(keys) >= 2
+        and keys[0] == KEY_CONFIG
+        and isinstance(keys[1], str)
+        and (depth is None or len(keys) <= depth)
+    )
 
 
 def _issue_problem(issue: YamlIssue, source: str) -> ConfigProblem:

@@ -57,8 +57,9 @@ class YamlIssue:
     message: str
 
 
-def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue]]:
-    """The document in ``text`` as PyYAML's safe loader reads it, and every issue found in it.
+def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], dict[Keys, int]]:
+    """The document in ``text`` as PyYAML's safe loader reads it, every issue found in it, and the
+    line each key and list item stands on (so a later finding can point at the stack file's line).
 
     Raises ``ConfigError`` naming ``source``, line and column for a syntax error or an exceeded
     bound (the problems that stop the reading)."""
@@ -68,11 +69,12 @@ def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue]]:
     try:
         node = loader.get_single_node()
         if node is None:
-            return None, []
+            return None, [], {}
         bound_problems = _bound_problems(node, text, source)
         if bound_problems:
             raise ConfigError(bound_problems)
-        issues = list(_issues(node))
+        lines: dict[Keys, int] = {}
+        issues = list(_issues(node, lines))
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError([ConfigProblem(_where(source, exc.problem_mark), _syntax_message(exc))]) from None
@@ -82,7 +84,7 @@ def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue]]:
         raise ConfigError([ConfigProblem(source, nesting_message())]) from None
     finally:
         loader.dispose()
-    return data, issues
+    return data, issues, lines
 
 
 def _bound_problems(root: yaml.Node, text: str, source: str) -> list[ConfigProblem]:
@@ -201,7 +203,8 @@ def _problem(source: str, node: yaml.Node, message: str) -> ConfigProblem:
     return ConfigProblem(_where(source, node.start_mark), message)
 
 
-def _issues(root: yaml.Node) -> Iterator[YamlIssue]:
+def _issues(root: yaml.Node, lines: dict[Keys, int]) -> Iterator[YamlIssue]:
+    """Every issue of the document; records in ``lines`` the line of each key and list item."""
     seen: set[int] = set()
     stack: list[tuple[yaml.Node, Keys]] = [(root, ())]
     while stack:
@@ -214,6 +217,8 @@ def _issues(root: yaml.Node) -> Iterator[YamlIssue]:
             if issue is not None:
                 yield issue
         elif isinstance(node, yaml.SequenceNode):
+            for index, child in enumerate(node.value):
+                lines.setdefault((*keys, index), child.start_mark.line + 1)
             stack.extend((child, (*keys, index)) for index, child in reversed(list(enumerate(node.value))))
         elif isinstance(node, yaml.MappingNode):
             children: list[tuple[yaml.Node, Keys]] = []
@@ -223,6 +228,7 @@ def _issues(root: yaml.Node) -> Iterator[YamlIssue]:
                     yield _issue(key_node, keys, "a key must be a plain string, not a list or a map")
                     continue
                 child_keys = (*keys, key_node.value)
+                lines.setdefault(child_keys, key_node.start_mark.line + 1)
                 if key_node.tag == f"{TAG_PREFIX}merge":
                     children.append((value_node, keys))
                     continue

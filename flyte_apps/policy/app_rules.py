@@ -210,7 +210,10 @@ def request_timeout_within_knative_max(args: StackArgs, report: Report) -> None:
         if seconds is not None and seconds > limit:
             report(
                 f"spec.template.spec.timeoutSeconds {seconds} exceeds Knative's "
-                f"{KNATIVE_MAX_REVISION_TIMEOUT} {limit} (from {source}): Knative rejects the revision",
+                f"{KNATIVE_MAX_REVISION_TIMEOUT} {limit} (from {source}): Knative rejects the revision. "
+                f"Fix: lower the app's timeouts.request to at most {limit}s, or set "
+                f"{c.PROJECT_NAME}:knative.manageConfig: true so the stack raises Knative's maximum to "
+                "platform.maxRequestTimeout",
                 resource.urn,
             )
 

@@ -38,6 +38,8 @@ class Violation:
     resource_type: str
     resource_name: str
     message: str
+    urn: str = ""
+    """The resource's URN (empty for a stack rule's violation about no resource in particular)."""
 
     def line(self) -> str:
         where = f"{self.resource_type} {self.resource_name}"
@@ -254,6 +256,6 @@ def _reporter(
             if target is not None
             else (STACK_TYPE, f"{c.PROJECT_NAME}-{stack}")
         )
-        found.append(Violation(rule.name, level, resource_type, name, message))
+        found.append(Violation(rule.name, level, resource_type, name, message, target.urn if target else ""))
 
     return report

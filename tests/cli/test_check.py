@@ -18,7 +18,7 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.policy.runner import evaluate
 from flyte_apps.policy.wire import MANAGER_COMPONENT_NAME, NAMESPACE_LOGICAL_NAME, WireResource, to_wire
-from tests.support.cli import command_app
+from tests.support.cli import command_app, without_locations
 from tests.support.config import REPO_ROOT, minimal_config, write_stack
 from tests.support.manager import MANAGER_IMAGE
 from tests.support.pulumi_harness import install, run_program
@@ -102,36 +102,54 @@ def test_dev_stack_passes_with_no_mandatory_violation(app: typer.Typer) -> None:
     assert "0 mandatory" in result.stderr
 
 
-def test_advisory_violations_print_one_line_each_and_exit_0(app: typer.Typer, tmp_path: Path) -> None:
-    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())))
+def test_advisory_violations_print_one_line_each_at_the_stack_key_to_fix(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    stack = write_stack(tmp_path, nginx_config())
+    result = run(app, "--config", str(stack))
     assert result.exit_code == 0, result.output
-    name = "myapp-proj-dev-kservice"
+    obj = f"({KSVC} myapp-proj-dev-kservice)"
+    # Lines of the file write_stack wrote: 5 `- name: myapp`, 6 `container:`, 7 `image: nginx:latest`.
     assert result.stdout.splitlines() == [
-        f"ADVISORY autoscaling-bounded {KSVC} {name}: {UNBOUNDED}",
-        f"ADVISORY image-pinned {KSVC} {name}: {NGINX_LATEST}",
-        f"ADVISORY resources-set {KSVC} {name}: {NO_RESOURCES}",
+        f"ADVISORY autoscaling-bounded {stack}:5 flyte-apps:apps[0].autoscaling.maxReplicas: "
+        f"{UNBOUNDED} {obj}",
+        f"ADVISORY image-pinned {stack}:7 flyte-apps:apps[0].container.image: {NGINX_LATEST} {obj}",
+        f"ADVISORY resources-set {stack}:6 flyte-apps:apps[0].container.resources: {NO_RESOURCES} {obj}",
     ]
     assert result.stderr.splitlines()[-1] == "0 mandatory, 3 advisory violation(s)"
 
 
-def test_a_mandatory_violation_exits_1(app: typer.Typer, tmp_path: Path) -> None:
-    result = run(app, "--config", str(write_stack(tmp_path, mixed_config())))
+def test_a_mandatory_violation_exits_1_and_says_how_to_fix_it(app: typer.Typer, tmp_path: Path) -> None:
+    stack = write_stack(tmp_path, mixed_config())
+    result = run(app, "--config", str(stack))
     assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
     assert (
-        f"MANDATORY request-timeout-within-knative-max {KSVC} myapp-proj-dev-kservice: "
+        f"MANDATORY request-timeout-within-knative-max {stack}:9 flyte-apps:apps[0].timeouts.request: "
         "spec.template.spec.timeoutSeconds 900 exceeds Knative's max-revision-timeout-seconds 600 (from the "
-        "policy setting maxRevisionTimeoutSeconds): Knative rejects the revision"
-    ) in result.stdout.splitlines()
-    assert (
-        f"ADVISORY no-plaintext-credentials {KSVC} api-proj-dev-kservice: "
+        "policy setting maxRevisionTimeoutSeconds): Knative rejects the revision. Fix: lower the app's "
+        "timeouts.request to at most 600s, or set flyte-apps:knative.manageConfig: true so the stack raises "
+        f"Knative's maximum to platform.maxRequestTimeout ({KSVC} myapp-proj-dev-kservice)"
+    ) in lines
+
+
+def test_a_platform_value_every_app_inherits_is_reported_once(app: typer.Typer, tmp_path: Path) -> None:
+    stack = write_stack(tmp_path, mixed_config())
+    result = run(app, "--config", str(stack))
+    credentials = [line for line in result.stdout.splitlines() if "no-plaintext-credentials" in line]
+    assert credentials == [
+        f"ADVISORY no-plaintext-credentials {stack}:22 flyte-apps:platform.defaultEnvVars: "
         "spec.template.spec.containers[0].env[0] API_TOKEN carries a literal value; deliver it through "
-        "the app's secrets (Flyte's secret store), not "
-        "env or platform.defaultEnvVars"
-    ) in result.stdout.splitlines()
+        "the app's secrets (Flyte's secret store), not env or platform.defaultEnvVars "
+        f"({KSVC} api-proj-dev-kservice and 1 more)"
+    ]
 
 
-def test_json_output_is_a_list_of_violation_objects(app: typer.Typer, tmp_path: Path) -> None:
-    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())), "-o", "json")
+def test_json_output_is_a_list_of_findings_with_their_stack_key_and_line(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    stack = write_stack(tmp_path, nginx_config())
+    result = run(app, "--config", str(stack), "-o", "json")
     assert result.exit_code == 0, result.output
     violations = json.loads(result.stdout)
     assert violations[1] == {
@@ -140,6 +158,9 @@ def test_json_output_is_a_list_of_violation_objects(app: typer.Typer, tmp_path: 
         "resourceType": KSVC,
         "resourceName": "myapp-proj-dev-kservice",
         "message": NGINX_LATEST,
+        "stackKey": "flyte-apps:apps[0].container.image",
+        "file": str(stack),
+        "line": 7,
     }
     assert [v["policyName"] for v in violations] == ["autoscaling-bounded", "image-pinned", "resources-set"]
 
@@ -189,7 +210,8 @@ def test_require_digest_setting_reaches_the_rule(app: typer.Typer, tmp_path: Pat
         if (obj.manifest["apiVersion"], obj.kind)
         in ((c.KNATIVE_API_VERSION, "Service"), ("apps/v1", "Deployment"))
     }
-    assert {line.split()[3].rstrip(":") for line in lines} == workloads
+    # Each line ends with the object it was found in: "(<type token> <logical name>)".
+    assert {line.rsplit(" ", 1)[1].rstrip(")") for line in lines} == workloads
 
 
 @pytest.mark.parametrize("level", ["disabled", {"enforcementLevel": "disabled"}])
@@ -208,11 +230,13 @@ def test_everything_disabled_prints_nothing(app: typer.Typer, tmp_path: Path) ->
 
 def test_remediate_counts_as_mandatory(app: typer.Typer, tmp_path: Path) -> None:
     policy = write_policy(tmp_path, {"image-pinned": "remediate"})
-    result = run(app, "--config", str(write_stack(tmp_path, nginx_config())), "--policy-config", str(policy))
+    stack = write_stack(tmp_path, nginx_config())
+    result = run(app, "--config", str(stack), "--policy-config", str(policy))
     assert result.exit_code == 1
     assert (
-        f"MANDATORY image-pinned {KSVC} myapp-proj-dev-kservice: {NGINX_LATEST}" in result.stdout.splitlines()
-    )
+        f"MANDATORY image-pinned {stack}:7 flyte-apps:apps[0].container.image: {NGINX_LATEST} "
+        f"({KSVC} myapp-proj-dev-kservice)"
+    ) in result.stdout.splitlines()
 
 
 def test_max_revision_timeout_setting_raises_the_limit(app: typer.Typer, tmp_path: Path) -> None:
@@ -295,7 +319,7 @@ def test_stack_and_config_together_exit_2(app: typer.Typer, tmp_path: Path) -> N
 def test_bad_stack_config_exits_2_with_its_problems(app: typer.Typer, tmp_path: Path) -> None:
     result = run(app, "--config", str(write_stack(tmp_path, minimal_config(container={"image": ""}))))
     assert result.exit_code == 2
-    assert "error: flyte-apps:apps[0].container.image: must not be empty" in result.stderr
+    assert "error: flyte-apps:apps[0].container.image: must not be empty" in without_locations(result.stderr)
     assert result.stdout == ""
 
 
@@ -347,6 +371,18 @@ def test_rules_on_the_programs_registrations_find_what_check_prints(
     result = run(app, "--config", str(write_stack(tmp_path, config, "Pulumi.dev.yaml")), "-o", "json")
     from_check = json.loads(result.stdout)
     assert from_check, "the config was meant to violate something"
-    assert sorted(json.dumps(v, sort_keys=True) for v in from_check) == sorted(
+    # Each finding is one violation plus the same one in other objects (alsoIn); unfold them.
+    as_violations = [
+        {
+            key: finding[key]
+            for key in ("policyName", "enforcementLevel", "resourceType", "resourceName", "message")
+        }
+        for finding in from_check
+    ] + [
+        {**{key: finding[key] for key in ("policyName", "enforcementLevel", "message")}, **other}
+        for finding in from_check
+        for other in finding.get("alsoIn", [])
+    ]
+    assert sorted(json.dumps(v, sort_keys=True) for v in as_violations) == sorted(
         json.dumps(v.as_json(), sort_keys=True) for v in from_program
     )

@@ -23,7 +23,7 @@ from flyte_apps.cli import watch as watch_command
 from flyte_apps.core import constants as c
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, REVISIONS
-from tests.support.cli import command_app
+from tests.support.cli import command_app, without_locations
 from tests.support.config import MINIMAL_NAMESPACE as NS
 from tests.support.config import minimal_config, minimal_kservice, write_stack
 
@@ -228,7 +228,7 @@ def test_status_against_an_unreachable_cluster_exits_3_with_one_line(closed_port
 def test_status_with_a_bad_stack_config_exits_2(tmp_path: Path) -> None:
     result = run("status", *stack_args(tmp_path, {"flyte-apps:apps": [{"name": "x"}]}))
     assert result.exit_code == 2
-    assert "error: flyte-apps:apps[0].container: is required" in result.stderr
+    assert "error: flyte-apps:apps[0].container: is required" in without_locations(result.stderr)
 
 
 # --- watch ----------------------------------------------------------------------------------------

@@ -88,10 +88,13 @@ def test_a_stack_without_apps_succeeds_with_a_warning(tmp_path: Path, command: s
 
 def test_a_boolean_written_as_a_string_is_an_error(tmp_path: Path) -> None:
     config = minimal_config(stopped="yes")
-    result = run("render", "--config", str(stack_file(tmp_path, dump_yaml({"config": config}))))
+    path = stack_file(tmp_path, dump_yaml({"config": config}))
+    result = run("render", "--config", str(path))
     assert result.exit_code == EXIT_CONFIG
+    line = next(number for number, text in enumerate(path.read_text().splitlines(), 1) if "stopped:" in text)
+    # The problem is located at the file and line the key is written on.
     assert errors(result) == [
-        "error: flyte-apps:apps[0].stopped: input should be a valid boolean (got 'yes')"
+        f"error: {path}:{line} flyte-apps:apps[0].stopped: input should be a valid boolean (got 'yes')"
     ]
 
 
@@ -148,7 +151,9 @@ def test_an_annotation_over_kubernetes_limit_names_the_app_and_the_spec(tmp_path
     result = run("render", "--config", str(stack_file(tmp_path, dump_yaml({"config": config}))))
     assert result.exit_code == EXIT_CONFIG
     (line,) = errors(result)
-    assert line.startswith("error: flyte-apps:apps[0]: the Service's annotations would take ")
+    assert line.startswith(
+        f"error: {tmp_path / 'Pulumi.test.yaml'}:5 flyte-apps:apps[0]: the Service's annotations "
+    )
     assert "Kubernetes allows at most 262,144 in all. The largest is flyte.org/spec" in line
 
 

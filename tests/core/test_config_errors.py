@@ -21,6 +21,7 @@ from flyte_apps.cli.main import app as cli_app
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.stack import StackConfig, load_stack_config
+from tests.support.cli import without_locations
 from tests.support.config import write_stack
 
 PREFIX: Final = "flyte-apps:"
@@ -728,7 +729,7 @@ def test_autoscaling_number_beyond_the_spec_uint32_is_a_config_error(
 def render(directory: Path, raw: Mapping[str, Any]) -> tuple[int, str, str]:
     config = write_stack(directory, raw)
     result = CliRunner().invoke(cli_app, ["render", "--config", str(config), "--project-dir", str(directory)])
-    return result.exit_code, result.stdout, result.stderr
+    return result.exit_code, result.stdout, without_locations(result.stderr)
 
 
 def test_render_prints_every_problem_of_several_apps_on_stderr_and_exits_2(tmp_path: Path) -> None:

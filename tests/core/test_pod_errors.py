@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from flyte_apps.cli.main import app as cli_app
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import plan_stack
+from tests.support.cli import without_locations
 from tests.support.config import write_stack
 
 APP: Final = "flyte-apps:apps[0]"
@@ -638,7 +639,7 @@ def test_render_prints_every_pod_problem_on_stderr_and_nothing_else(tmp_path: Pa
     path = write_stack(tmp_path, raw)
     result = CliRunner().invoke(cli_app, ["render", "--config", str(path), "--project-dir", str(tmp_path)])
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr.splitlines() == [
+    assert without_locations(result.stderr).splitlines() == [
         f"error: {POD}.containers: with several containers, one must have a port: Knative needs to know "
         "which one serves",
         f"error: {POD}.containers[0].name: 'queue-proxy' is Knative's own sidecar in every app pod; "

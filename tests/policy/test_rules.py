@@ -404,6 +404,12 @@ def config_defaults(**settings: Any) -> WireResource:
     return patch
 
 
+FIX = (
+    "Fix: lower the app's timeouts.request to at most {}s, or set flyte-apps:knative.manageConfig: true "
+    "so the stack raises Knative's maximum to platform.maxRequestTimeout"
+)
+
+
 def test_timeouts_within_knatives_default_pass() -> None:
     assert check_stack("request-timeout-within-knative-max", [timed(300), timed(600, "b")]) == []
 
@@ -413,7 +419,7 @@ def test_timeout_above_the_policy_setting_is_reported() -> None:
     assert check_stack("request-timeout-within-knative-max", [resource]) == [
         (
             "spec.template.spec.timeoutSeconds 900 exceeds Knative's max-revision-timeout-seconds 600 (from "
-            "the policy setting maxRevisionTimeoutSeconds): Knative rejects the revision",
+            "the policy setting maxRevisionTimeoutSeconds): Knative rejects the revision. " + FIX.format(600),
             resource.urn,
         )
     ]
@@ -437,7 +443,8 @@ def test_the_stacks_config_defaults_patch_wins_over_the_setting() -> None:
     ) == [
         (
             "spec.template.spec.timeoutSeconds 900 exceeds Knative's max-revision-timeout-seconds 700 (from "
-            "ConfigMapPatch knative-serving/config-defaults): Knative rejects the revision",
+            "ConfigMapPatch knative-serving/config-defaults): Knative rejects the revision. "
+            + FIX.format(700),
             resource.urn,
         )
     ]
