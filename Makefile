@@ -34,6 +34,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/actionlint .github/workflows/*.yml
 
 typecheck: setup
 	$(BIN)/mypy flyte_apps components tests bench __main__.py

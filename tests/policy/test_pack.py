@@ -5,6 +5,7 @@ Configure, Analyze, AnalyzeStack). Also the pack's project files and the PR work
 from __future__ import annotations
 
 import ast
+import json
 import os
 import queue
 import subprocess
@@ -26,6 +27,7 @@ from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
 from flyte_apps.core import constants as c
 from flyte_apps.policy.pack import PACK_NAME, build_policies
 from flyte_apps.policy.registry import RULES, ResourceRule
+from flyte_apps.policy.runner import load_policy_config
 from tests.support.config import REPO_ROOT, minimal_kservice
 
 POLICIES = REPO_ROOT / "policies"
@@ -217,20 +219,49 @@ def test_policy_requirements_install_the_project_and_pin_the_sdk() -> None:
     assert f"pulumi_policy=={version('pulumi-policy')}" in lock
 
 
-def test_policy_review_workflow_runs_check_and_preview_with_the_pack() -> None:
+def workflow_jobs() -> dict[str, Any]:
     workflow = yaml.safe_load(
         (REPO_ROOT / ".github" / "workflows" / "policy-review.yml").read_text(encoding="utf-8")
     )
     assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as true
-    (job,) = workflow["jobs"].values()
-    assert job["env"]["STACK"] == "${{ vars.STACK || 'dev' }}"
-    assert job["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
-    steps = job["steps"]
-    python = next(step for step in steps if str(step.get("uses", "")).startswith("actions/setup-python"))
+    assert workflow["env"]["POLICY_CONFIG"] == "policies/policy-config.json"
+    jobs: dict[str, Any] = workflow["jobs"]
+    return jobs
+
+
+def test_the_offline_check_runs_on_every_stack_file_for_every_pull_request_without_secrets() -> None:
+    job = workflow_jobs()["check"]
+    assert "secrets." not in json.dumps(job)
+    runs = [step.get("run", "") for step in job["steps"]]
+    (check,) = [run for run in runs if "-o github" in run]
+    assert "for file in Pulumi.*.yaml" in check
+    assert '--policy-config "$POLICY_CONFIG"' in check
+    upload = next(
+        step for step in job["steps"] if str(step.get("uses", "")).startswith("github/codeql-action")
+    )
+    assert upload["if"] == "always() && github.event.pull_request.head.repo.full_name == github.repository"
+    assert job["permissions"]["security-events"] == "write"
+    python = next(
+        step for step in job["steps"] if str(step.get("uses", "")).startswith("actions/setup-python")
+    )
     assert python["with"]["python-version"] == "3.11"
-    runs = [step.get("run", "") for step in steps]
-    assert "make setup" in runs
-    assert '.venv/bin/flyte-apps check --stack "$STACK"' in runs
-    assert any("pulumi preview" in run and "--policy-pack policies" in run for run in runs)
-    assert any(step.get("env", {}).get("KUBECONFIG_CONTENT") == "${{ secrets.KUBECONFIG }}" for step in steps)
-    assert any(str(step.get("uses", "")).startswith("pulumi/actions@") for step in steps)
+
+
+def test_preview_runs_the_pack_on_changed_stacks_only_where_the_secrets_exist() -> None:
+    job = workflow_jobs()["preview"]
+    assert job["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+    guarded = [step for step in job["steps"] if step.get("if", "").startswith("env.HAS_SECRETS == 'true'")]
+    assert len(guarded) == len(job["steps"]) - 1  # all but the step that says why it skipped
+    runs = [step.get("run", "") for step in job["steps"]]
+    assert any("git diff --name-only" in run and "Pulumi.*.yaml" in run for run in runs)
+    (preview,) = [run for run in runs if "pulumi preview --stack" in run]
+    assert "--policy-pack policies" in preview
+    assert '--policy-pack-config "$POLICY_CONFIG"' in preview
+    assert any(
+        step.get("env", {}).get("KUBECONFIG_CONTENT") == "${{ secrets.KUBECONFIG }}" for step in job["steps"]
+    )
+
+
+def test_the_shared_policy_config_is_valid_for_check() -> None:
+    settings = load_policy_config(REPO_ROOT / "policies" / "policy-config.json")
+    assert settings["no-plaintext-credentials"].level.value == "mandatory"
