@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.app import FlyteApp, FlyteAppArgs
+from components.domains import register_custom_domains
 from flyte_apps.core.durations import NANOS_PER_SECOND
 from flyte_apps.core.plan import StackPlan
 
@@ -56,6 +57,10 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
             FlyteAppArgs(plan=app, reaper_timeout_seconds=reaper_timeout),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace, *knative]),
         )
+        # Beside the app, not inside it: a DomainMapping is the app's route, not part of its KService.
+        register_custom_domains(
+            app.domains, apps[app.key], app.kservice_name, pulumi.ResourceOptions(provider=provider)
+        )
     pulumi.export("apps", stack_exports(plan))
     if plan.manager:
         # Imported only when used: the manager's resource types cost time and memory to load.
@@ -89,7 +94,8 @@ def register_namespace(plan: StackPlan, provider: k8s.Provider) -> pulumi.Custom
 
 
 def stack_exports(plan: StackPlan) -> dict[str, dict[str, Any]]:
-    """The stack export ``apps``: ``project/domain/name`` -> the app's names, URLs and spec sha.
+    """The stack export ``apps``: ``project/domain/name`` -> the app's names, URLs (its custom ones
+    included) and spec sha.
 
     Plain values from the plan (the same the components expose as outputs): one ``Output.all`` per
     app would cost more than the rest of the export on a stack of thousands of apps."""

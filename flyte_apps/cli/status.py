@@ -41,7 +41,9 @@ from flyte_apps.core.status import (
     find_drift,
     summarize,
 )
+from flyte_apps.core.status_details import status_extras
 from flyte_apps.kube.apps import AppSettings, AppSnapshot, snapshot_app, snapshot_apps
+from flyte_apps.kube.domains import list_domain_mappings
 
 PHASE_COLOURS: Final = {
     "ACTIVE": typer.colors.GREEN,
@@ -108,6 +110,13 @@ def status(
         drift = {
             app_key(s.app.metadata.id): drift_of(s, plans.get(app_key(s.app.metadata.id))) for s in snapshots
         }
+        # Profile, links and custom URLs, and DomainMappings exposing stopped apps (core.status_details).
+        mappings = with_client(view, lambda api: list_domain_mappings(api, settings.namespace))
+        extras = status_extras([(s.app, s.kservice) for s in snapshots], mappings.items, settings.namespace)
+        for key, found in extras.drift.items():
+            drift[key] = [*drift.get(key, []), *found]
+        if mappings.unread:
+            typer.echo(f"warning: custom domains not read: {mappings.unread}", err=True)
         missing: list[str] = []
         if name is None and view.plan is not None:
             missing = sorted(
@@ -118,12 +127,18 @@ def status(
                 and domain in (None, plan.config.id.domain)
             )
         if output is StatusFormat.json:
-            typer.echo(json.dumps(status_json(snapshots, drift), indent=2))
+            entries = status_json(snapshots, drift)
+            for entry, snapshot in zip(entries, snapshots, strict=True):
+                entry.update(extras.json_fields(app_key(snapshot.app.metadata.id)))
+            typer.echo(json.dumps(entries, indent=2))
             return
         if not snapshots:
             typer.echo(f"no apps found in namespace {settings.namespace}", err=True)
         else:
             for line in status_table(snapshots, now=now):
+                typer.echo(line)
+            details = extras.lines()
+            for line in ["", *details] if details else []:
                 typer.echo(line)
         notes = [(key, d.message) for key, found in drift.items() for d in found]
         notes += [

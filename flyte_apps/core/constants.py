@@ -153,6 +153,17 @@ KNATIVE_VERSION: Final = "v1"
 KSERVICE_KIND: Final = "Service"
 KSERVICE_PLURAL: Final = "services"
 REVISION_PLURAL: Final = "revisions"
+# Knative's custom domains: a DomainMapping routes a host to a KService (and exposes it even when the
+# KService is cluster-local); it only becomes Ready once a ClusterDomainClaim lets its namespace map
+# that host.
+DOMAIN_MAPPING_VERSION: Final = "v1beta1"
+DOMAIN_MAPPING_API_VERSION: Final = f"{KNATIVE_GROUP}/{DOMAIN_MAPPING_VERSION}"
+DOMAIN_MAPPING_KIND: Final = "DomainMapping"
+DOMAIN_MAPPING_PLURAL: Final = "domainmappings"
+DOMAIN_CLAIM_API_VERSION: Final = "networking.internal.knative.dev/v1alpha1"
+DOMAIN_CLAIM_KIND: Final = "ClusterDomainClaim"
+# Kubernetes' default cluster domain: names under it resolve only inside the cluster.
+CLUSTER_LOCAL_DOMAIN: Final = "cluster.local"
 
 # --- Pulumi type tokens (never change: they are part of every URN in state) -----------------
 TYPE_FLYTE_APP: Final = "flyte:apps:FlyteApp"
@@ -161,6 +172,9 @@ TYPE_KSERVICE: Final = "kubernetes:serving.knative.dev/v1:Service"
 TYPE_NAMESPACE: Final = "kubernetes:core/v1:Namespace"
 TYPE_NAMESPACE_PATCH: Final = "kubernetes:core/v1:NamespacePatch"
 TYPE_REVISION_REAPER: Final = "pulumi-python:dynamic/flyte:RevisionReaper"
+TYPE_CUSTOM_DOMAINS: Final = "flyte:apps:CustomDomains"
+TYPE_DOMAIN_MAPPING: Final = f"kubernetes:{DOMAIN_MAPPING_API_VERSION}:{DOMAIN_MAPPING_KIND}"
+TYPE_DOMAIN_CLAIM: Final = f"kubernetes:{DOMAIN_CLAIM_API_VERSION}:{DOMAIN_CLAIM_KIND}"
 
 # Stack config keys read by pulumi-kubernetes; we read the same ones for our own clients.
 CONFIG_KUBECONFIG: Final = "kubernetes:kubeconfig"

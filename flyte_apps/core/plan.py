@@ -13,6 +13,8 @@ from typing import Any
 from flyte_apps.core import constants as c
 from flyte_apps.core.config.keys import KEY_APPS, KEY_KNATIVE, KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.models import AppConfig, PlatformConfig
+from flyte_apps.core.config.spec_rules import input_app_warnings
+from flyte_apps.core.domains import CustomDomains, build_custom_domains
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.knative_features import ENABLED_BY_DEFAULT, FlagUse, flags_used
 from flyte_apps.core.knative_settings import build_knative_objects
@@ -39,6 +41,8 @@ class AppPlan:
     internal_url: str
     feature_flags: tuple[FlagUse, ...] = ()
     """The Knative feature flags the revision's pod spec needs, and where."""
+    domains: CustomDomains = field(default_factory=CustomDomains)
+    """The app's custom domains: DomainMappings, ClusterDomainClaims and the URLs they serve."""
 
     @property
     def key(self) -> str:
@@ -51,6 +55,7 @@ class AppPlan:
             "publicUrl": self.public_url,
             "internalUrl": self.internal_url,
             "specSha": self.blob.sha,
+            "customUrls": list(self.domains.urls),
         }
 
 
@@ -70,13 +75,15 @@ class StackPlan:
         return self.config.platform
 
     def objects(self) -> list[RenderedObject]:
-        """All objects in apply order: namespaces, CRDs, other cluster-scoped objects, namespaced
-        core objects, then KServices by namespace and name."""
+        """All objects in apply order: namespaces, CRDs, other cluster-scoped objects (domain claims
+        among them), namespaced core objects, KServices by namespace and name, then DomainMappings."""
         items = [
             self.namespace,
             *self.manager,
             *self.knative,
             *(RenderedObject(app.kservice) for app in self.apps),
+            *(RenderedObject(claim) for app in self.apps for claim in app.domains.claims),
+            *(RenderedObject(mapping) for app in self.apps for mapping in app.domains.mappings),
         ]
         return sorted(items, key=_object_order)
 
@@ -139,6 +146,7 @@ def _plan_app(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> AppPl
         public_url=url,
         internal_url=internal_url(ksvc=name, namespace=settings.namespace),
         feature_flags=flags_used(kservice["spec"]["template"]["spec"]),
+        domains=build_custom_domains(app, platform, name),
     )
 
 
@@ -163,6 +171,7 @@ def _warnings(config: StackConfig) -> list[str]:
                 f"{app.path}: app {app.id} has the hashed KService name '{name}' (name-project-domain "
                 f"is over 63 characters): other apps cannot reach it through {c.ENV_ENDPOINT_PATTERN}"
             )
+    found.extend(input_app_warnings(config.apps))
     return found
 
 
@@ -200,6 +209,8 @@ def _object_order(obj: RenderedObject) -> tuple[int, str, str, str]:
         rank = _CLUSTER_SCOPED_ORDER.get(obj.kind, 2)
     elif api_version == c.KNATIVE_API_VERSION and obj.kind == c.KSERVICE_KIND:
         rank = 4
+    elif api_version == c.DOMAIN_MAPPING_API_VERSION and obj.kind == c.DOMAIN_MAPPING_KIND:
+        rank = 5  # after the KServices they route to
     else:
         rank = 3
     return (rank, obj.namespace, obj.kind, obj.name)

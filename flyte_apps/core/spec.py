@@ -15,10 +15,20 @@ from typing import Final
 
 import protovalidate
 from flyteidl2.app import app_definition_pb2 as app_pb
-from flyteidl2.core import literals_pb2, security_pb2, tasks_pb2
+from flyteidl2.common import runtime_version_pb2
+from flyteidl2.core import artifact_id_pb2, literals_pb2, security_pb2, tasks_pb2
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.config.models import Accelerator, AppConfig, Container, PodTemplate, SharedMemory
+from flyte_apps.core.config.models import (
+    Accelerator,
+    AppConfig,
+    Autoscaling,
+    Container,
+    Ingress,
+    InputItem,
+    PodTemplate,
+    SharedMemory,
+)
 from flyte_apps.core.durations import NANOS_PER_SECOND
 from flyte_apps.core.errors import ConfigProblem
 
@@ -57,7 +67,12 @@ def build_app(app: AppConfig) -> app_pb.App:
 
 
 def build_spec(app: AppConfig) -> app_pb.Spec:
-    """Map the app's config one to one onto proto fields (defaults and injected env are not in it)."""
+    """Map the app's config one to one onto proto fields (defaults and injected env are not in it).
+
+    Presence is preserved: a message key given empty (``profile: {}``, ``inputs: []``,
+    ``timeouts: {}``, ``serviceAccount: ""``) writes the message present but empty, so any spec a
+    client wrote can be written again byte for byte. ``ingress`` is always present (Flyte's SDK
+    asserts it on a stored spec); ``runtime_metadata`` only when the config gives it."""
     spec = app_pb.Spec()
     given = app.input
     if given.pod is not None:
@@ -68,27 +83,104 @@ def build_spec(app: AppConfig) -> app_pb.Spec:
         _set_accelerator(spec.extended_resources.gpu_accelerator, given.accelerator)
     if given.shared_memory is not None:
         _set_shared_memory(spec.extended_resources.shared_memory, given.shared_memory)
-    scaling = given.autoscaling
-    if scaling is not None:
-        if scaling.min_replicas is not None or scaling.max_replicas is not None:
-            spec.autoscaling.replicas.min = scaling.min_replicas or 0
-            spec.autoscaling.replicas.max = scaling.max_replicas or 0
-        if scaling.metric == "concurrency" and scaling.target is not None:
-            spec.autoscaling.scaling_metric.concurrency.target_value = scaling.target
-        elif scaling.metric == "rps" and scaling.target is not None:
-            spec.autoscaling.scaling_metric.request_rate.target_value = scaling.target
-        if scaling.scaledown_period is not None:
-            _set_duration(spec.autoscaling.scaledown_period, scaling.scaledown_period)
-    if not app.public:
-        spec.ingress.private = True
+    if given.autoscaling is not None:
+        _set_autoscaling(spec.autoscaling, given.autoscaling)
+    _set_ingress(spec.ingress, given.ingress, private=not app.public)
     spec.desired_state = app_pb.Spec.DESIRED_STATE_ACTIVE
-    if given.service_account:
+    if given.cluster_pool is not None:
+        spec.cluster_pool = given.cluster_pool
+    if given.cluster is not None:
+        spec.cluster = given.cluster
+    if given.images is not None:
+        spec.images.SetInParent()
+        spec.images.images.extend(
+            app_pb.ImageSpec(tag=image.tag, build_job_url=image.build_job_url) for image in given.images
+        )
+    _set_security_context(spec, app)
+    if given.runtime_metadata is not None:
+        runtime = given.runtime_metadata
+        spec.runtime_metadata.SetInParent()
+        spec.runtime_metadata.type = runtime_version_pb2.RuntimeMetadata.RuntimeType.Value(runtime.type)
+        spec.runtime_metadata.version = runtime.version
+        spec.runtime_metadata.flavor = runtime.flavor
+    if given.profile is not None:
+        profile = given.profile
+        spec.profile.SetInParent()
+        spec.profile.type = profile.type
+        spec.profile.name = profile.name
+        spec.profile.short_description = profile.description
+        spec.profile.icon_url = profile.icon_url
+    if given.inputs is not None:
+        spec.inputs.SetInParent()
+        spec.inputs.items.extend(_input(item) for item in given.inputs)
+    spec.links.extend(
+        app_pb.Link(path=link.path, title=link.title, is_relative=link.is_relative) for link in given.links
+    )
+    if given.timeouts is not None:
+        spec.timeouts.SetInParent()
+        if given.timeouts.request is not None:
+            _set_duration(spec.timeouts.request_timeout, given.timeouts.request)
+    return spec
+
+
+def _set_autoscaling(target: app_pb.AutoscalingConfig, scaling: Autoscaling) -> None:
+    target.SetInParent()
+    if scaling.min_replicas is not None or scaling.max_replicas is not None:
+        target.replicas.min = scaling.min_replicas or 0
+        target.replicas.max = scaling.max_replicas or 0
+    if scaling.metric == "concurrency" and scaling.target is not None:
+        target.scaling_metric.concurrency.target_value = scaling.target
+    elif scaling.metric == "rps" and scaling.target is not None:
+        target.scaling_metric.request_rate.target_value = scaling.target
+    if scaling.scaledown_period is not None:
+        _set_duration(target.scaledown_period, scaling.scaledown_period)
+
+
+def _set_ingress(target: app_pb.IngressConfig, given: Ingress | None, *, private: bool) -> None:
+    """Always present, empty when nothing is set, as Flyte's SDK writes it (``IngressConfig()``)."""
+    target.SetInParent()
+    target.private = private
+    if given is not None:
+        target.subdomain = given.subdomain or ""
+        target.cname = given.cname or ""
+
+
+def _set_security_context(spec: app_pb.Spec, app: AppConfig) -> None:
+    """``security_context`` only when something goes in it: a service account (``""`` writes an empty
+    ``run_as``, as the SDK does for an app with secrets and no account), secrets, or
+    ``requiresAuth: false``."""
+    given = app.input
+    if given.service_account is not None:
+        spec.security_context.run_as.SetInParent()
         spec.security_context.run_as.k8s_service_account = given.service_account
     if given.secrets:  # extend() on an empty list would still mark security_context as set
         spec.security_context.secrets.extend(build_secrets(app))
-    if given.timeouts is not None and given.timeouts.request is not None:
-        _set_duration(spec.timeouts.request_timeout, given.timeouts.request)
-    return spec
+    if given.requires_auth is False:
+        spec.security_context.allow_anonymous = True
+
+
+def _input(item: InputItem) -> app_pb.Input:
+    """One ``Input``: ``value`` -> ``string_value``, ``app`` -> ``app_id``, ``artifact`` -> its id."""
+    message = app_pb.Input(name=item.name)
+    if item.value is not None:
+        message.string_value = item.value
+    elif item.app is not None:
+        ref = item.app
+        message.app_id.CopyFrom(
+            app_pb.Identifier(org=ref.org, project=ref.project, domain=ref.domain, name=ref.name)
+        )
+    elif item.artifact is not None:
+        artifact = item.artifact
+        message.artifact_id.SetInParent()
+        message.artifact_id.version = artifact.version
+        if artifact.key is not None:
+            key = artifact.key
+            message.artifact_id.key.CopyFrom(
+                artifact_id_pb2.ArtifactKey(
+                    project=key.project, domain=key.domain, name=key.name, org=key.org
+                )
+            )
+    return message
 
 
 def _set_container(container: tasks_pb2.Container, given: Container, app: AppConfig) -> None:
@@ -101,6 +193,7 @@ def _set_container(container: tasks_pb2.Container, given: Container, app: AppCon
         tasks_pb2.ContainerPort(container_port=port.container_port, name=port.name) for port in given.ports
     )
     if given.resources is not None:
+        container.resources.SetInParent()
         for target, entries in (
             (container.resources.requests, given.resources.requests),
             (container.resources.limits, given.resources.limits),

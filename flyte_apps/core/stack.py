@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flyte_apps.core.config.domain_rules import custom_host_problems
 from flyte_apps.core.config.keys import (
     KEY_APPS,
     KEY_DOMAIN,
@@ -102,6 +103,8 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
         if app is not None:
             apps.append(app)
     problems.extend(cross_app_problems(apps))
+    if platform is not None:
+        problems.extend(custom_host_problems(apps, platform))
     manager = load_manager_config(values.get(KEY_MANAGER), platform, problems)
     knative = load_knative_config(values.get(KEY_KNATIVE), problems)
     # A redacted secure value would also fail its own field's check: report the secure value only.

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from flyte_apps.policy import app_rules, knative_rules, manager_rules, pod_rules
+from flyte_apps.policy import app_rules, domain_rules, knative_rules, manager_rules, pod_rules
 from flyte_apps.policy.wire import Report, ResourceArgs, StackArgs
 
 ResourceValidation = Callable[[ResourceArgs, Report], None]
@@ -84,6 +84,12 @@ RULES: Final[tuple[Rule, ...]] = (
         description="A stopped app is cluster-local with min-scale and initial-scale 0.",
         level=Level.MANDATORY,
         validate=app_rules.stopped_apps_are_private,
+    ),
+    StackRule(
+        name="domain-mappings-target-public-apps",
+        description="No DomainMapping routes to a stopped or cluster-local KService of the stack.",
+        level=Level.MANDATORY,
+        validate=domain_rules.domain_mappings_target_public_apps,
     ),
     StackRule(
         name="request-timeout-within-knative-max",

@@ -29,8 +29,13 @@ def test_render_prints_every_object_of_the_example_stack_in_apply_order() -> Non
     cluster_scoped = [d for d in documents if "namespace" not in d["metadata"]]
     assert documents[: len(cluster_scoped)] == cluster_scoped
     services = [name for api, kind, name in kinds if api == "serving.knative.dev/v1"]
-    expected_tail = [("serving.knative.dev/v1", "Service", name) for name in sorted(services)]
-    assert kinds[-len(services) :] == expected_tail
+    mappings = [name for api, kind, name in kinds if kind == "DomainMapping"]
+    expected_tail = [
+        *(("serving.knative.dev/v1", "Service", name) for name in sorted(services)),
+        *(("serving.knative.dev/v1beta1", "DomainMapping", name) for name in sorted(mappings)),
+    ]
+    assert mappings == ["dashboard.localhost"]
+    assert kinds[-len(expected_tail) :] == expected_tail
     stack = yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text(encoding="utf-8"))
     assert len(services) == len(stack["config"]["flyte-apps:apps"])
 

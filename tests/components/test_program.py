@@ -7,6 +7,7 @@ from typing import Any
 import pulumi
 import pytest
 
+from components.domains import register_custom_domains
 from components.manager import TYPE_FLYTE_MANAGER
 from components.program import MANAGER_NAME, ClusterSettings, deploy, stack_exports
 from flyte_apps.core import constants as c
@@ -187,10 +188,12 @@ def test_stack_exports_apps_by_identity(example_config: dict[str, Any]) -> None:
         "publicUrl": None,  # stopped: cluster-local, so no public URL
         "internalUrl": "http://notebook-flytesnacks-development.flyte.svc.cluster.local",
         "specSha": next(app for app in plan.apps if app.key.endswith("/notebook")).blob.sha,
+        "customUrls": [],
     }
     assert values["flytesnacks/development/dashboard"]["publicUrl"] == (
         "http://dashboard-flytesnacks-development.localhost:30081"
     )
+    assert values["flytesnacks/development/dashboard"]["customUrls"] == ["http://dashboard.localhost:30081"]
     assert values["ml-serving/production/feature-store"]["publicUrl"] is None
     assert sorted(values) == sorted(app.key for app in plan.apps)
 
@@ -214,6 +217,119 @@ def test_app_components_expose_the_same_values_as_outputs(
     }
 
     def check(values: dict[str, Any]) -> None:
-        assert values == stack_exports(plan)
+        expected = stack_exports(plan)
+        for exported in expected.values():
+            del exported["customUrls"]  # a CustomDomains output (test_custom_domains_expose_their_urls)
+        assert values == expected
 
     return pulumi.Output.all(**outputs).apply(check)
+
+
+# --- custom domains -------------------------------------------------------------------------------
+
+
+def domain_config(**app: Any) -> dict[str, Any]:
+    config = minimal_config(ingress={"subdomain": "churn", "cname": "churn.acme.dev"}, **app)
+    config["flyte-apps:platform"] = {"baseDomain": "apps.acme.dev"}
+    return config
+
+
+def test_custom_domains_are_registered_as_render_prints_them() -> None:
+    """A ClusterDomainClaim and a DomainMapping per host, beside the app, parented by one
+    ``CustomDomains`` component; inputs exactly the rendered manifests."""
+    config = domain_config()
+    capture, _ = install(config)
+    run_program()
+    plan = plan_stack(config)
+    (component,) = capture.of_type(c.TYPE_CUSTOM_DOMAINS)
+    assert component.name == "myapp-proj-dev-domains"
+    mappings = capture.of_type(c.TYPE_DOMAIN_MAPPING)
+    claims = capture.of_type(c.TYPE_DOMAIN_CLAIM)
+    by_name = sorted(mappings, key=lambda r: r.name)
+    assert [r.inputs for r in by_name] == sorted(
+        plan.apps[0].domains.mappings, key=lambda m: m["metadata"]["name"]
+    )
+    by_name = sorted(claims, key=lambda r: r.name)
+    assert [r.inputs for r in by_name] == sorted(
+        plan.apps[0].domains.claims, key=lambda m: m["metadata"]["name"]
+    )
+    assert (
+        sorted(r.name for r in mappings)
+        == sorted(r.name for r in claims)
+        == [
+            "churn.acme.dev",
+            "churn.apps.acme.dev",
+        ]
+    )
+    provider = capture.one(TYPE_PROVIDER, PROVIDER)
+    for resource in [*mappings, *claims]:
+        assert resource.parent == component.urn, resource.urn
+        assert resource.provider_urn == provider.urn, resource.urn
+
+
+def test_claims_are_kept_on_delete_and_mappings_wait_for_the_app_and_their_claim() -> None:
+    capture, _ = install(domain_config())
+    run_program()
+    # Depending on the FlyteApp component reaches the engine as depending on its children.
+    kservice = capture.one(c.TYPE_KSERVICE, "myapp-proj-dev-kservice")
+    claims = {r.name: r for r in capture.of_type(c.TYPE_DOMAIN_CLAIM)}
+    for claim in claims.values():
+        assert claim.retain_on_delete is True, claim.urn
+    for mapping in capture.of_type(c.TYPE_DOMAIN_MAPPING):
+        assert mapping.retain_on_delete is not True, mapping.urn
+        assert {kservice.urn, claims[mapping.name].urn} <= mapping.explicit_dependencies, mapping.urn
+
+
+@pytest.mark.parametrize(
+    "app", [{"stopped": True}, {"visibility": "cluster-local"}], ids=["stopped", "cluster-local"]
+)
+def test_a_stopped_or_cluster_local_app_keeps_its_claims_and_gets_no_mapping(app: dict[str, Any]) -> None:
+    capture, _ = install(domain_config(**app))
+    run_program()
+    assert capture.of_type(c.TYPE_DOMAIN_MAPPING) == []
+    assert sorted(r.name for r in capture.of_type(c.TYPE_DOMAIN_CLAIM)) == [
+        "churn.acme.dev",
+        "churn.apps.acme.dev",
+    ]
+
+
+def test_without_domain_claims_only_the_mappings_are_registered() -> None:
+    config = domain_config()
+    config["flyte-apps:platform"]["domainClaims"] = False
+    capture, _ = install(config)
+    run_program()
+    assert capture.of_type(c.TYPE_DOMAIN_CLAIM) == []
+    assert len(capture.of_type(c.TYPE_DOMAIN_MAPPING)) == 2
+
+
+def test_an_app_without_custom_hosts_has_no_custom_domains_component() -> None:
+    capture, _ = install(minimal_config())
+    run_program()
+    assert capture.of_type(c.TYPE_CUSTOM_DOMAINS) == []
+
+
+@pulumi.runtime.test
+def test_custom_domains_expose_their_urls() -> pulumi.Output[None]:
+    config = domain_config()
+    install(config)
+    plan = plan_stack(config)
+    app = plan.apps[0]
+    component = register_custom_domains(
+        app.domains,
+        pulumi.ComponentResource("test:index:App", "app"),
+        app.kservice_name,
+        pulumi.ResourceOptions(),
+    )
+    assert component is not None
+
+    def check(urls: list[str]) -> None:
+        assert (
+            urls
+            == stack_exports(plan)[app.key]["customUrls"]
+            == [
+                "https://churn.apps.acme.dev",
+                "https://churn.acme.dev",
+            ]
+        )
+
+    return component.custom_urls.apply(check)

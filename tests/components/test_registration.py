@@ -43,6 +43,7 @@ def test_every_module_of_the_pulumi_layer_imports_pulumi(path: Path) -> None:
 def test_the_pulumi_layer_has_its_modules() -> None:
     assert [path.name for path in pulumi_modules()] == [
         "app.py",
+        "domains.py",
         "knative.py",
         "manager.py",
         "program.py",
@@ -64,7 +65,7 @@ def component_classes() -> list[tuple[Path, ast.ClassDef]]:
 
 def test_resources_define_components() -> None:
     names = sorted(node.name for _, node in component_classes())
-    assert names == ["FlyteApp", "FlyteManager"]
+    assert names == ["CustomDomains", "FlyteApp", "FlyteManager"]
 
 
 @pytest.mark.parametrize(("path", "cls"), component_classes(), ids=lambda item: getattr(item, "name", ""))

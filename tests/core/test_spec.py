@@ -152,4 +152,5 @@ def test_app_without_secrets_or_service_account_has_no_security_context() -> Non
     assert not spec.HasField("security_context")
     by_hand = app_pb.Spec(desired_state=app_pb.Spec.DESIRED_STATE_ACTIVE)
     by_hand.container.image = "nginx:1.27"
+    by_hand.ingress.SetInParent()  # always present: Flyte's SDK asserts it (tests/core/test_spec_fields.py)
     assert serialize(spec).data == by_hand.SerializeToString()

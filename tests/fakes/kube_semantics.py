@@ -47,7 +47,10 @@ PODS: Final = ResourceType("", "v1", "pods", "Pod", namespaced=True)
 NAMESPACES: Final = ResourceType("", "v1", "namespaces", "Namespace", namespaced=False)
 KSERVICES: Final = ResourceType("serving.knative.dev", "v1", "services", "Service", namespaced=True)
 REVISIONS: Final = ResourceType("serving.knative.dev", "v1", "revisions", "Revision", namespaced=True)
-RESOURCES: Final = (PODS, NAMESPACES, KSERVICES, REVISIONS)
+DOMAIN_MAPPINGS: Final = ResourceType(
+    "serving.knative.dev", "v1beta1", "domainmappings", "DomainMapping", namespaced=True
+)
+RESOURCES: Final = (PODS, NAMESPACES, KSERVICES, REVISIONS, DOMAIN_MAPPINGS)
 
 _REASONS: Final = {
     400: "BadRequest",

@@ -134,6 +134,7 @@ def test_rules_have_the_agreed_kinds_and_default_levels() -> None:
         "kservice-names-unique": (StackRule, Level.MANDATORY),
         "flyte-identity-consistent": (ResourceRule, Level.MANDATORY),
         "stopped-apps-are-private": (ResourceRule, Level.MANDATORY),
+        "domain-mappings-target-public-apps": (StackRule, Level.MANDATORY),
         "request-timeout-within-knative-max": (StackRule, Level.MANDATORY),
         "knative-feature-flags-enabled": (StackRule, Level.ADVISORY),
         "autoscaling-bounded": (ResourceRule, Level.ADVISORY),

@@ -603,7 +603,8 @@ async def generate(out: Path) -> int:
             idl = await translate(case, Path(deploy_root))
             specs[case.name] = idl.spec
             write_json(out / f"{case.name}.json", fixture(case, idl, sdk))
-    written = {f"{case.name}.json" for case in CASES} | {"comparison.json"}
+    # ours-comparison.json is --compare's report on the project's own specs (tests/sdk/README.md).
+    written = {f"{case.name}.json" for case in CASES} | {"comparison.json", "ours-comparison.json"}
     for stale in sorted(out.glob("*.json")):
         if stale.name not in written:
             stale.unlink()
@@ -696,6 +697,9 @@ async def compare(directory: Path, fixtures: Path, report: Path | None) -> int:
         except Exception as exc:  # a protobuf DecodeError
             entry["error"] = f"spec_b64 does not parse as flyteidl2.app.Spec: {type(exc).__name__}: {exc}"
             continue
+        entry["spec_b64"] = data["spec_b64"]
+        if "tier" in data:
+            entry["tier"] = data["tier"]
         entry["has_ingress"] = spec.HasField("ingress")
         entry["self"] = await sdk_compare(spec, spec)
         name = data.get("sdk_fixture") or path.stem
@@ -714,10 +718,11 @@ async def compare(directory: Path, fixtures: Path, report: Path | None) -> int:
     ]
     outcome = {
         "about": (
-            "Flyte's SDK (App._app_specs_are_equal, as App.replace runs it) on specs from "
-            f"{directory}: 'self' compares each spec with itself (as when the SDK redeploys the same "
-            "spec); 'sdk_replaces_ours' compares it, as the stored spec, with the SDK's own spec for "
-            "the same app (the fixture named by sdk_fixture or by the file's name)."
+            "Flyte's SDK (App._app_specs_are_equal, as App.replace runs it) on the specs in "
+            f"{directory.name}/: 'self' compares each spec with itself (as when the SDK redeploys the "
+            "same spec); 'sdk_replaces_ours' compares it, as the stored spec, with the SDK's own spec for "
+            "the same app (the fixture named by sdk_fixture or by the file's name). spec_b64 is the "
+            "spec compared, as the file gave it."
         ),
         "sdk": versions(),
         "results": results,

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import bounded, shown
+from flyte_apps.core.config.domain_rules import ingress_problems
 from flyte_apps.core.config.gpu_rules import gpu_platform_problems
 from flyte_apps.core.config.keys import KEY_DOMAIN, KEY_PLATFORM, KEY_PROJECT, PREFIX
 from flyte_apps.core.config.kit import valid_fields, validate_model
@@ -43,6 +44,7 @@ from flyte_apps.core.config.rules import (
     secret_problems,
     timeout_problems,
 )
+from flyte_apps.core.config.spec_rules import spec_field_problems
 from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.naming import kservice_name
@@ -258,8 +260,10 @@ def app_part_problems(
     secrets = fields.get("secrets")
     if secrets is not None:
         problems.extend(secret_problems(secrets, env, f"{path}.secrets"))
+    problems.extend(spec_field_problems(fields, path))
+    problems.extend(ingress_problems(fields, path, platform))
     account = fields.get("service_account")
-    if account is not None and not is_subdomain(account):
+    if account and not is_subdomain(account):  # "" is allowed: it writes an empty run_as
         problems.append(
             ConfigProblem(
                 f"{path}.serviceAccount", f"{shown(account)} is not a valid Kubernetes service account name"

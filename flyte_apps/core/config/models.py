@@ -29,6 +29,8 @@ ResourceName = Literal["cpu", "memory", "gpu", "ephemeral-storage"]
 devices, rendered as ``platform.gpuResourceName``). Kubernetes accepts no ``storage`` for a container."""
 DeviceClass = Literal["NVIDIA_GPU", "GOOGLE_TPU", "AMAZON_NEURON", "AMD_GPU", "HABANA_GAUDI", "APPLE_SILICON"]
 """``flyteidl2.core.GPUAccelerator.DeviceClass`` by name (a test keeps the two in step)."""
+RuntimeType = Literal["OTHER", "FLYTE_SDK", "UNION_SDK"]
+"""``flyteidl2.common.RuntimeMetadata.RuntimeType`` by name (a test keeps the two in step)."""
 
 
 class Platform(ConfigModel):
@@ -53,6 +55,9 @@ class Platform(ConfigModel):
     gpu_resource_name: str = c.DEFAULT_GPU_RESOURCE_NAME
     gpu_device_node_label: str = c.DEFAULT_GPU_DEVICE_NODE_LABEL
     gpu_partition_size_node_label: str = c.DEFAULT_GPU_PARTITION_SIZE_NODE_LABEL
+    domain_claims: Bool = True
+    """With custom domains: a ``ClusterDomainClaim`` per host, so Knative lets the apps' namespace map
+    it (false: the cluster claims domains itself, e.g. ``autocreate-cluster-domain-claims``)."""
 
 
 class Port(ConfigModel):
@@ -133,6 +138,84 @@ class SharedMemory(ConfigModel):
     mount_name: str = c.SHARED_MEMORY_MOUNT_NAME
 
 
+class Ingress(ConfigModel):
+    """``ingress``: the spec's ``IngressConfig`` (``private`` comes from ``visibility``), and the TLS
+    secret of the custom domains it asks for (not in the spec)."""
+
+    subdomain: str | None = None
+    """A custom host ``<subdomain>.<platform.baseDomain>``."""
+    cname: str | None = None
+    """A custom host of its own (``churn.acme.dev``)."""
+    tls_secret: str | None = None
+    """A TLS Secret in the apps' namespace for the custom hosts (``DomainMapping.spec.tls``)."""
+
+
+class Profile(ConfigModel):
+    """``profile``: how Flyte's UI shows the app (stored in the spec only)."""
+
+    type: str = ""
+    name: str = ""
+    description: str = ""
+    """``Profile.short_description``: at most 100 characters."""
+    icon_url: str = ""
+
+
+class Link(ConfigModel):
+    """One of ``links``: a link Flyte's UI shows next to the app (stored in the spec only)."""
+
+    path: str
+    title: str = ""
+    is_relative: Bool = False
+    """True: ``path`` is relative to the app's URL."""
+
+
+class AppRef(ConfigModel):
+    """``inputs[].app``: another app (``Input.app_id``)."""
+
+    project: str
+    domain: str
+    name: str
+    org: str = ""
+
+
+class ArtifactKey(ConfigModel):
+    project: str = ""
+    domain: str = ""
+    name: str = ""
+    org: str = ""
+
+
+class ArtifactRef(ConfigModel):
+    """``inputs[].artifact``: an artifact version (``Input.artifact_id``, the proto's fields)."""
+
+    key: ArtifactKey | None = None
+    version: str = ""
+
+
+class InputItem(ConfigModel):
+    """One of ``inputs``: exactly one of ``value`` (a string), ``app`` or ``artifact``."""
+
+    name: str
+    value: str | None = None
+    app: AppRef | None = None
+    artifact: ArtifactRef | None = None
+
+
+class RuntimeMetadata(ConfigModel):
+    """``runtimeMetadata``: which client wrote the spec; written only when given."""
+
+    type: RuntimeType = "OTHER"
+    version: str = ""
+    flavor: str = ""
+
+
+class ImageSpec(ConfigModel):
+    """One of ``images`` (``ImageSpecSet.images``)."""
+
+    tag: str = ""
+    build_job_url: str = ""
+
+
 def _shared_memory_short_form(value: object) -> object:
     """``sharedMemory: 2Gi`` or ``auto`` is ``{sizeLimit: 2Gi}``; a map is the long form."""
     if isinstance(value, str | int | float) and not isinstance(value, bool):
@@ -158,6 +241,20 @@ class AppInput(ConfigModel):
     visibility: Literal["public", "cluster-local"] = "public"
     stopped: Bool = False
     secrets: tuple[SecretInput, ...] = ()
+    ingress: Ingress | None = None
+    """``subdomain``/``cname`` (custom domains) and their ``tlsSecret``; the spec always has ``ingress``."""
+    requires_auth: Bool | None = None
+    """False: ``security_context.allow_anonymous``; true (the default) writes nothing."""
+    cluster_pool: str | None = None
+    cluster: str | None = None
+    runtime_metadata: RuntimeMetadata | None = None
+    """Never stamped by this program: written only when given (even ``{}``)."""
+    profile: Profile | None = None
+    inputs: tuple[InputItem, ...] | None = None
+    """None: no ``inputs``; ``[]``: ``inputs`` present and empty."""
+    links: tuple[Link, ...] = ()
+    images: tuple[ImageSpec, ...] | None = None
+    """None: no ``images``; ``[]``: present and empty."""
 
 
 def primary_container_name(app: AppInput) -> str:
