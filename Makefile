@@ -66,7 +66,7 @@ check: setup
 sdk-fixtures: setup
 	$(BIN)/python tests/sdk/make_fixtures.py
 
-# Benchmarks (bench/RESULTS.md): about 8 minutes on 2 cores, one markdown table. Not part of `make test`.
+# Benchmarks (bench/RESULTS.md): 15 to 20 minutes on 2 cores, one markdown table. Not part of `make test`.
 bench: setup
 	$(BIN)/python -m bench.run
 

@@ -2,10 +2,11 @@
 
 The server runs in the benchmark process (threads); what is measured runs in child processes, so
 the server's own CPU time and memory (its watch history grows with every event) are not charged to
-the code under test. :class:`GatedFakeKubeApi` adds one thing to the test fake: watch requests can
-be held at the door until :meth:`GatedFakeKubeApi.release_watches`. A watcher that listed before
-the hold then receives every change made meanwhile as one backlog, as fast as it can read it, so a
-benchmark measures the watcher and not how fast the fake can make changes.
+the code under test. :class:`GatedFakeKubeApi` adds to the test fake: watch requests can be held at
+the door until :meth:`GatedFakeKubeApi.release_watches` (a watcher that listed before the hold then
+receives every change made meanwhile as one backlog, as fast as it can read it, so a benchmark
+measures the watcher and not how fast the fake can make changes); API discovery, so that ``kubectl``
+can be a floor; and RBAC refusing ``list``/``watch`` on Revisions (``forbid_revision_lists``).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from flyte_apps.core.plan import plan_stack
-from tests.fakes.kube_api import FakeKubeApi
+from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_http import HttpFrontend, JsonResponse, StreamResponse
-from tests.fakes.kube_semantics import KSERVICES, REVISIONS
+from tests.fakes.kube_semantics import KSERVICES, PODS, REVISIONS, status_body
 
 NAMESPACE: Final = "flyte"
 PROJECT: Final = "proj"
@@ -31,6 +32,71 @@ DOMAIN: Final = "dev"
 USER_CONTAINER: Final = "app"
 TOUCH_ANNOTATION: Final = "bench.flyte-apps/touched"
 _HOLD_SLICE: Final = 0.25
+_VERBS: Final = ["create", "delete", "get", "list", "patch", "update", "watch"]
+_DISCOVERY: Final[dict[str, dict[str, Any]]] = {
+    "/api": {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []},
+    "/apis": {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [
+            {
+                "name": "serving.knative.dev",
+                "versions": [{"groupVersion": "serving.knative.dev/v1", "version": "v1"}],
+                "preferredVersion": {"groupVersion": "serving.knative.dev/v1", "version": "v1"},
+            }
+        ],
+    },
+    "/api/v1": {
+        "kind": "APIResourceList",
+        "groupVersion": "v1",
+        "resources": [
+            {
+                "name": "pods",
+                "singularName": "pod",
+                "namespaced": True,
+                "kind": "Pod",
+                "verbs": _VERBS,
+                "shortNames": ["po"],
+            },
+            {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]},
+            {
+                "name": "namespaces",
+                "singularName": "namespace",
+                "namespaced": False,
+                "kind": "Namespace",
+                "verbs": _VERBS,
+                "shortNames": ["ns"],
+            },
+        ],
+    },
+    "/apis/serving.knative.dev/v1": {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": "serving.knative.dev/v1",
+        "resources": [
+            {
+                "name": "services",
+                "singularName": "service",
+                "namespaced": True,
+                "kind": "Service",
+                "verbs": _VERBS,
+                "shortNames": ["kservice", "ksvc"],
+                "categories": ["all", "knative", "serving"],
+            },
+            {
+                "name": "revisions",
+                "singularName": "revision",
+                "namespaced": True,
+                "kind": "Revision",
+                "verbs": _VERBS,
+                "shortNames": ["rev"],
+                "categories": ["all", "knative", "serving"],
+            },
+        ],
+    },
+}
+"""What ``kubectl`` asks before it lists (legacy discovery: the fake serves JSON, not the aggregated
+form, which makes kubectl fall back to these)."""
 
 
 class _NoDelayFrontend(HttpFrontend):
@@ -51,6 +117,11 @@ class GatedFakeKubeApi(FakeKubeApi):
 
     def __init__(self) -> None:
         super().__init__()
+        self.forbid_revision_lists = False
+        """Answer ``list`` and ``watch`` of Revisions with 403, as RBAC without those verbs would."""
+        self.allow_anonymous = False
+        """Serve requests without a bearer token, as an API server with anonymous access does:
+        ``kubectl`` sends no token over plain HTTP, and the fake is served on plain HTTP."""
         self._gate = threading.Event()
         self._gate.set()
         self._arrived = threading.Event()
@@ -82,6 +153,17 @@ class GatedFakeKubeApi(FakeKubeApi):
     def handle(
         self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str], body: bytes
     ) -> JsonResponse | StreamResponse:
+        if method == "GET" and path.rstrip("/") in _DISCOVERY:
+            return JsonResponse(200, _DISCOVERY[path.rstrip("/")])
+        if self.allow_anonymous and "authorization" not in headers:
+            headers = {**headers, "authorization": f"Bearer {FAKE_TOKEN}"}
+        if self.forbid_revision_lists and method == "GET" and path.rstrip("/").endswith("/revisions"):
+            verb = "watch" if query.get("watch") in ("true", "1") else "list"
+            message = (
+                f'revisions.serving.knative.dev is forbidden: User "bench" cannot {verb} resource '
+                f'"revisions" in API group "serving.knative.dev" in the namespace "{NAMESPACE}"'
+            )
+            return JsonResponse(403, status_body(403, message))
         if method == "GET" and query.get("watch") in ("true", "1") and not self._gate.is_set():
             self._arrived.set()
             while not self._gate.wait(_HOLD_SLICE) and not self._halted.is_set():
@@ -113,9 +195,10 @@ def kubeconfig_of(server: FakeKubeApi) -> Path:
 # --- apps for the watch benchmark ------------------------------------------------------------------
 
 
-def deploy_apps(server: FakeKubeApi, count: int, *, replicas: int = 1) -> list[str]:
+def deploy_apps(server: FakeKubeApi, count: int, *, replicas: int = 1, pods: bool = False) -> list[str]:
     """``count`` KServices exactly as the stack renders them (names ``app{i}``), each reconciled with a
-    ready Revision reporting ``replicas`` actual replicas; their KService names."""
+    ready Revision reporting ``replicas`` actual replicas (and with ``pods``, that many running
+    replica pods); their KService names."""
     config = {
         "flyte-apps:project": PROJECT,
         "flyte-apps:domain": DOMAIN,
@@ -128,8 +211,27 @@ def deploy_apps(server: FakeKubeApi, count: int, *, replicas: int = 1) -> list[s
         server.create(KSERVICES, manifest, NAMESPACE)
         revision = server.reconcile_kservice(NAMESPACE, name)
         server.patch(REVISIONS, NAMESPACE, revision, {"status": {"actualReplicas": replicas}}, status=True)
+        if pods:
+            server.add_revision_pods(NAMESPACE, name, revision, count=replicas)
         names.append(name)
     return names
+
+
+def count_requests(server: FakeKubeApi) -> dict[str, int]:
+    """Requests so far by kind: ``list``/``watch``/``get`` of ``services``, ``revisions`` and ``pods``."""
+    counts: dict[str, int] = {}
+    for request in server.requests:
+        if request.method != "GET":
+            continue
+        for resource in (KSERVICES, REVISIONS, PODS):
+            marker = f"/{resource.plural}"
+            if marker not in request.path:
+                continue
+            tail = request.path.rsplit(marker, 1)[1]
+            verb = ("watch" if request.query.get("watch") in ("true", "1") else "list") if not tail else "get"
+            key = f"{verb} {resource.plural}"
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def touch_apps(server: FakeKubeApi, names: Sequence[str], events: int, *, start: int = 0) -> float:
@@ -157,10 +259,12 @@ def log_message(replica: int, index: int) -> str:
     )
 
 
-def serve_app_with_logs(server: FakeKubeApi, app: str, *, replicas: int, lines: int) -> list[str]:
+def serve_app_with_logs(
+    server: FakeKubeApi, app: str, *, replicas: int, lines: int, finish: bool = True
+) -> list[str]:
     """The KService of ``app`` (project/domain :data:`PROJECT`/:data:`DOMAIN`), reconciled, with
-    ``replicas`` pods whose ``app`` container logged ``lines`` lines each and then ended (phase
-    ``Succeeded``), so a follower ends by itself; the pod names."""
+    ``replicas`` pods whose ``app`` container logged ``lines`` lines each and then, with ``finish``,
+    ended (phase ``Succeeded``), so a follower ends by itself; the pod names."""
     kservice = f"{app}-{PROJECT}-{DOMAIN}"
     server.add_kservice(NAMESPACE, kservice)
     revision = server.reconcile_kservice(NAMESPACE, kservice)
@@ -170,5 +274,6 @@ def serve_app_with_logs(server: FakeKubeApi, app: str, *, replicas: int, lines: 
             batch = [log_message(replica, i) for i in range(first, min(lines, first + _LINES_PER_STAMP))]
             at = LOG_EPOCH + timedelta(milliseconds=first // _LINES_PER_STAMP)
             server.append_log(NAMESPACE, pod, USER_CONTAINER, *batch, at=at)
-        server.finish_pod(NAMESPACE, pod)
+        if finish:
+            server.finish_pod(NAMESPACE, pod)
     return pods

@@ -1,7 +1,8 @@
 """Hot spots of a benchmark run: the inputs ``bench.run`` would use, run once under ``bench.sampler``::
 
-    python -m bench.hotspots program --apps 1000           # __main__.py under Pulumi mocks
-    python -m bench.hotspots program --apps 1000 --floor   # the floor program, to compare
+    python -m bench.hotspots program --apps 1000                  # __main__.py under Pulumi mocks
+    python -m bench.hotspots program --apps 1000 --floor design   # the design's floor, to compare
+    python -m bench.hotspots program --apps 1000 --floor bare     # the bare floor
     python -m bench.hotspots render --apps 10000           # flyte-apps render --config FILE
 
 The profile (CPU time by package, by project function, and the top functions overall) goes to stderr.
@@ -31,14 +32,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("benchmark", choices=["program", "render"])
     parser.add_argument("--apps", type=int, default=1_000, help="stack size (default 1000)")
-    parser.add_argument("--floor", action="store_true", help="profile the floor program instead (program)")
+    parser.add_argument(
+        "--floor", choices=["design", "bare"], help="profile a floor program instead (program)"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="flyte-apps-profile-") as scratch:
         workdir = Path(scratch)
         if args.benchmark == "program":
             ours, floor = program_scale.prepare(args.apps, workdir)
+            floors = {"design": program_scale.DESIGN_FLOOR, "bare": program_scale.FLOOR_PROGRAM}
             program, config = (
-                (program_scale.FLOOR_PROGRAM, floor) if args.floor else (program_scale.MAIN_PROGRAM, ours)
+                (floors[args.floor], floor) if args.floor else (program_scale.MAIN_PROGRAM, ours)
             )
             command = sampler_argv("bench.mocked_program", str(program), str(config))
         else:

@@ -1,46 +1,63 @@
-"""Benchmark 4, logs: ``flyte-apps logs NAME -f -o json`` of 10 replicas x N lines from the fake API server.
+"""Benchmark: ``flyte-apps logs`` of 10 replicas x N lines from the fake API server, read whole
+(``--tail -1``) and followed (``-f``), against the raw client; and the latency of a lone line.
 
-Our side is the installed command, ``flyte-apps logs NAME -p P -d D -f -o json --tail -1 --kubeconfig K
---namespace N``, as a process writing to a file (``--tail -1``: the default keeps only each replica's
-last 1,000 lines). The floor is a process reading the same 10 streams with the raw ``kubernetes``
-client (``read_namespaced_pod_log(..., follow=True, timestamps=True, _preload_content=False)``, one
-thread per pod, ``read1`` as ours reads) and writing whole lines to a file through one buffer (ours
-flushes every line: it prints lines as they come).
+Our side is the installed command, ``flyte-apps logs NAME -p P -d D -o json --tail -1 [-f]
+--kubeconfig K --namespace N``, as a process writing to a file. The floors are processes reading
+the same streams with the raw ``kubernetes`` client (``read_namespaced_pod_log(...,
+timestamps=True, _preload_content=False)``, read as ours reads: each HTTP chunk as it completes) and
+writing whole chunks to a file through one buffer: for ``--tail -1`` one replica after the other
+(the order ours prints them in), for ``-f`` a thread per replica with ``follow=True``.
 
 The lines are loaded into the fake server (in the benchmark process) before either side starts, and
 every pod has ended (``Succeeded``) after its last line, so ``logs -f`` ends by itself and the
 measurement is of streaming, not of making lines. Rates are lines over the wall time of the whole
-process (start, listing the replicas, streaming, exit); the marginal rate between the two sizes
-leaves the fixed costs out. Our output is checked (the number of lines of each replica, and its
-last line), the floor's by its number of lines.
+process (start, listing the replicas, streaming, exit). Our output is checked (the number of lines
+of each replica, and its last line), the floor's by its number of lines.
 
-Sizes: 10 x 10,000 lines, then 10 x 100,000, or as many lines as fit the time budget (projected from
-the small run; the table says how many were used: our side alone needs about 2.5 minutes for 10 x
-100,000 on 2 cores). Goals, at the large size: at least 0.8x the floor's lines per second; peak RSS
-of the logs process constant in the number of lines (at most 1.1x the small run's).
+Sizes: 10 x 10,000 lines, then 10 x 100,000, or as many lines (in steps of 10,000) as the projection
+from the small rounds fits in the time cap; the table says how many were used. Goals, at the large
+size: at least 0.8x the floor's lines per second in both modes; peak RSS constant in the number of
+lines (at most 1.1x the small run's); a lone line printed by ``logs -f`` within 100 ms of being
+logged (the time from appending it to the fake to reading it from our stdout, a pipe).
 
 The floor is also a command of this module (the benchmark starts it)::
 
-    python -m bench.logs_follow floor --kubeconfig K --namespace N --container C POD...
-    python -m bench.logs_follow profile [--lines N]   # our side once, under bench._cprofile_threads
+    python -m bench.logs_follow floor [--follow] [--flush] --kubeconfig K --namespace N --container C POD...
+    python -m bench.logs_follow profile [--lines N] [--no-follow]   # ours once, under bench._cprofile_threads
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import queue
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import IO, TYPE_CHECKING, Any, Final, cast
 
-from bench.measure import VENV_BIN, Measurement, run_measured
-from bench.report import FAIL, PASS, Row, at_most, count, mib, seconds, times
+from bench.measure import ROUNDS, VENV_BIN, Budget, Measurement, interleaved, progress, run_measured
+from bench.report import (
+    Row,
+    at_most,
+    compared,
+    count,
+    median,
+    mib,
+    millis,
+    no_less_than,
+    no_more_than,
+    per_second,
+    seconds,
+    spread,
+    times,
+)
 
 if TYPE_CHECKING:
     from tests.fakes.kube_api import FakeKubeApi
@@ -48,30 +65,44 @@ if TYPE_CHECKING:
 # The floor process imports only the kubernetes client: never the fake server (``tests.fakes``
 # brings pytest), which is imported where the benchmark process uses it.
 
-TITLE: Final = "logs follow"
+TITLE: Final = "logs"
 NOTE: Final = (
-    "logs follow: `.venv/bin/flyte-apps logs NAME -p P -d D -f -o json --tail -1` of 10 replicas, each "
-    "with N lines loaded into the fake API server (tests/fakes, in the benchmark process) and ended, "
-    "stdout to a file, process start included; floor = the raw `kubernetes` client reading the same "
-    "10 streams (`read_namespaced_pod_log(follow=True, _preload_content=False)`, a thread per pod) "
-    "and writing whole lines to a file, buffered. Outputs checked (lines, and last line, per replica)."
+    "logs: `.venv/bin/flyte-apps logs NAME -p P -d D -o json --tail -1 [-f]` of 10 replicas, each with "
+    "N lines loaded into the fake API server (tests/fakes, in the benchmark process) and ended, stdout "
+    "to a file, process start included; floors = the raw `kubernetes` client reading the same streams "
+    "(`read_namespaced_pod_log(_preload_content=False)`, chunks as they complete) and writing whole "
+    "chunks to a file, buffered: one replica after the other for `--tail -1`, a thread per pod with "
+    "`follow=True` for `-f`. Lone-line latency: from appending one line to a running pod to reading it "
+    "from the process's stdout pipe."
 )
 APP: Final = "logbench"
+LATENCY_APP: Final = "lonely"
 REPLICAS: Final = 10
 SMALL_LINES: Final = 10_000
-"""Lines per replica of the small run."""
+"""Lines per replica of the small size."""
 TARGET_LINES: Final = 100_000
-"""Lines per replica the large run uses when the time budget allows (else fewer, and the table says so)."""
 LINES_STEP: Final = 10_000
-BUDGET_S: Final = 150.0
-"""Both runs, loading the lines included, should fit in about this."""
+BUDGET_S: Final = 230.0
 RATIO_LIMIT: Final = 0.8
 MEMORY_GROWTH_LIMIT: Final = 1.1
+LATENCY_LIMIT_S: Final = 0.1
+LATENCY_SAMPLES: Final = 5
 CLI: Final = VENV_BIN / "flyte-apps"
+MODES: Final = ("--tail -1", "-f")
 _READ_SIZE: Final = 64 * 1024
+_LINE_TIMEOUT_S: Final = 10.0
 
 
 # --- the floor (a child process) -----------------------------------------------------------------------
+
+
+def _chunks(response: Any) -> Iterator[bytes]:
+    """The body as it arrives, the cheapest way the raw client offers (as ``flyte_apps.kube.logs``)."""
+    if response.chunked:
+        yield from response.read_chunked()
+        return
+    while chunk := response.read1(_READ_SIZE):
+        yield chunk
 
 
 def floor_main(args: argparse.Namespace) -> None:
@@ -95,18 +126,20 @@ def floor_main(args: argparse.Namespace) -> None:
                 pod,
                 args.namespace,
                 container=args.container,
-                follow=True,
+                follow=args.follow,
                 timestamps=True,
                 _preload_content=False,
             )
             pending = b""
-            while chunk := response.read1(_READ_SIZE):
+            for chunk in _chunks(response):
                 data = pending + chunk
                 end = data.rfind(b"\n") + 1
                 pending = data[end:]
                 if end:
                     with lock:
                         out.write(data[:end])
+                        if args.flush:
+                            out.flush()
             if pending:
                 with lock:
                     out.write(pending + b"\n")
@@ -114,11 +147,15 @@ def floor_main(args: argparse.Namespace) -> None:
         except BaseException as exc:  # reported by the main thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=read, args=(pod,)) for pod in args.pods]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    if args.follow:
+        threads = [threading.Thread(target=read, args=(pod,)) for pod in args.pods]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    else:
+        for pod in args.pods:
+            read(pod)
     out.close()
     api.close()
     if errors:
@@ -129,11 +166,12 @@ def floor_main(args: argparse.Namespace) -> None:
 
 
 @dataclass(frozen=True)
-class Pair:
+class SizeRuns:
     lines: int
     """Per replica."""
-    ours: Measurement
-    floor: Measurement
+    ours: dict[str, list[Measurement]]
+    """By mode."""
+    floor: dict[str, list[Measurement]]
     load_s: float
     """How long loading the lines into the fake took (not measured against either side)."""
 
@@ -141,46 +179,26 @@ class Pair:
     def total(self) -> int:
         return self.lines * REPLICAS
 
-    @property
-    def ours_rate(self) -> float:
-        return self.total / self.ours.wall_s
 
-    @property
-    def floor_rate(self) -> float:
-        return self.total / self.floor.wall_s
-
-
-def logs_argv(kubeconfig: Path) -> list[str]:
+def logs_argv(kubeconfig: Path, *, app: str = APP, follow: bool = True) -> list[str]:
     """Our side's arguments after the program (``flyte-apps``)."""
     from bench._fake_cluster import DOMAIN, NAMESPACE, PROJECT
 
-    return [
-        "logs",
-        APP,
-        "-p",
-        PROJECT,
-        "-d",
-        DOMAIN,
-        "-f",
-        "-o",
-        "json",
-        "--tail",
-        "-1",
-        "--kubeconfig",
-        str(kubeconfig),
-        "--namespace",
-        NAMESPACE,
-    ]
+    argv = ["logs", app, "-p", PROJECT, "-d", DOMAIN, "-o", "json", "--tail", "-1"]
+    argv += ["-f"] if follow else []
+    return [*argv, "--kubeconfig", str(kubeconfig), "--namespace", NAMESPACE]
 
 
-def floor_argv(kubeconfig: Path, pods: Sequence[str]) -> list[str]:
+def floor_argv(kubeconfig: Path, pods: Sequence[str], *, follow: bool, flush: bool = False) -> list[str]:
     from bench._fake_cluster import NAMESPACE, USER_CONTAINER
 
+    options = (["--follow"] if follow else []) + (["--flush"] if flush else [])
     return [
         sys.executable,
         "-m",
         "bench.logs_follow",
         "floor",
+        *options,
         "--kubeconfig",
         str(kubeconfig),
         "--namespace",
@@ -216,111 +234,227 @@ def check_floor(path: Path, lines: int) -> None:
         raise RuntimeError(msg)
 
 
-def measure(server: FakeKubeApi, pods: Sequence[str], lines: int, workdir: Path, *, load_s: float) -> Pair:
-    from bench._fake_cluster import kubeconfig_of
+def measure_size(lines: int, workdir: Path) -> SizeRuns:
+    from bench._fake_cluster import kubeconfig_of, running_fake, serve_app_with_logs
 
-    kubeconfig = kubeconfig_of(server)
-    ours = run_measured([str(CLI), *logs_argv(kubeconfig)], stdout=workdir / f"ours-{lines}.jsonl")
-    check_ours(ours.stdout, pods, lines)
-    floor = run_measured(floor_argv(kubeconfig, pods), stdout=workdir / f"floor-{lines}.log")
-    check_floor(floor.stdout, lines)
-    return Pair(lines, ours, floor, load_s)
+    with running_fake(workdir / f"cluster-{lines}") as server:
+        loading = time.perf_counter()
+        pods = serve_app_with_logs(server, APP, replicas=REPLICAS, lines=lines)
+        load_s = time.perf_counter() - loading
+        kubeconfig = kubeconfig_of(server)
+        ours: dict[str, list[Measurement]] = {}
+        floor: dict[str, list[Measurement]] = {}
+
+        def ours_ok(path: Path) -> None:
+            check_ours(path, pods, lines)
+
+        def floor_ok(path: Path) -> None:
+            check_floor(path, lines)
+
+        for mode in MODES:
+            follow = mode == "-f"
+            tag = f"{'follow' if follow else 'all'}-{lines}"
+            progress(f"{TITLE}: {REPLICAS} x {lines:,} lines, {mode}, {ROUNDS} rounds")
+            ours[mode], floor[mode] = interleaved(
+                [
+                    _side(
+                        [str(CLI), *logs_argv(kubeconfig, follow=follow)], workdir / f"ours-{tag}", ours_ok
+                    ),
+                    _side(floor_argv(kubeconfig, pods, follow=follow), workdir / f"floor-{tag}", floor_ok),
+                ]
+            )
+    return SizeRuns(lines, ours, floor, load_s)
 
 
-def large_size(small: Pair, spent_s: float) -> int:
-    """The most lines per replica (a multiple of ``LINES_STEP``, at most ``TARGET_LINES``, at least
-    twice the small run's) the large run can use within the budget, projected from the small run
-    (whose fixed costs are counted as if per line: a conservative projection)."""
-    per_line = (small.ours.wall_s + small.floor.wall_s + small.load_s) / small.total
-    affordable = int((BUDGET_S - spent_s) / (per_line * REPLICAS))
-    return max(2 * small.lines, min(TARGET_LINES, affordable // LINES_STEP * LINES_STEP))
+def _side(argv: list[str], stem: Path, check: Callable[[Path], None]) -> Callable[[int], Measurement]:
+    """One side's run of a round: output to ``stem-<round>``, checked."""
+
+    def once(round_: int) -> Measurement:
+        measurement = run_measured(argv, stdout=stem.with_name(f"{stem.name}-{round_}.out"))
+        check(measurement.stdout)
+        return measurement
+
+    return once
+
+
+def large_size(small: SizeRuns, left_s: float) -> int:
+    """The most lines per replica (a multiple of ``LINES_STEP``, at most ``TARGET_LINES``) whose
+    rounds fit in ``left_s``, projected from the small size (whose fixed costs are counted as if per
+    line: a conservative projection)."""
+    per_line = (
+        sum(
+            median([o.wall_s + f.wall_s for o, f in zip(small.ours[mode], small.floor[mode], strict=True)])
+            for mode in MODES
+        )
+        * ROUNDS
+        / small.total
+    )
+    per_line += small.load_s / small.total
+    affordable = int(left_s / (per_line * REPLICAS))
+    return min(TARGET_LINES, affordable // LINES_STEP * LINES_STEP)
+
+
+# --- the lone line ---------------------------------------------------------------------------------------
+
+
+def _line_reader(stream: IO[bytes]) -> queue.Queue[tuple[float, bytes]]:
+    """Lines of ``stream`` with the time each was read, from a thread."""
+    lines: queue.Queue[tuple[float, bytes]] = queue.Queue()
+
+    def read() -> None:
+        for line in iter(stream.readline, b""):
+            lines.put((time.perf_counter(), line))
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def lone_line_latencies(server: FakeKubeApi, pod: str, argv: list[str]) -> list[float]:
+    """Start ``argv`` following the running ``pod``; append one line at a time and time how long it
+    takes to come out on the process's stdout."""
+    from bench._fake_cluster import NAMESPACE, USER_CONTAINER
+
+    opened = len(server.requests_matching("GET", f"/pods/{pod}/log"))
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdout is not None
+    try:
+        lines = _line_reader(process.stdout)
+        deadline = time.monotonic() + _LINE_TIMEOUT_S
+        while len(server.requests_matching("GET", f"/pods/{pod}/log")) == opened:
+            if time.monotonic() > deadline or process.poll() is not None:
+                msg = f"{argv[0]} did not open the log stream of {pod}"
+                raise RuntimeError(msg)
+            time.sleep(0.01)
+        time.sleep(0.3)  # the stream is open and idle (the pod's earlier lines printed)
+        latencies = []
+        for _ in range(LATENCY_SAMPLES):
+            token = f"lone line {time.time_ns()}"
+            sent = time.perf_counter()
+            server.append_log(NAMESPACE, pod, USER_CONTAINER, token)
+            while True:  # lines of earlier rounds come first (``--tail -1`` prints the history)
+                received, text = lines.get(timeout=_LINE_TIMEOUT_S)
+                if token.encode() in text:
+                    break
+            latencies.append(received - sent)
+            time.sleep(0.2)
+        return latencies
+    finally:
+        process.kill()
+        process.wait()
+
+
+def measure_latency(workdir: Path) -> tuple[list[float], list[float]]:
+    from bench._fake_cluster import kubeconfig_of, running_fake, serve_app_with_logs
+
+    progress(f"{TITLE}: lone-line latency, {ROUNDS} rounds of {LATENCY_SAMPLES} lines")
+    with running_fake(workdir / "cluster-latency") as server:
+        # A replica that keeps running (no lines yet): ``serve_app_with_logs`` ends its pods.
+        [pod] = serve_app_with_logs(server, LATENCY_APP, replicas=1, lines=0, finish=False)
+        kubeconfig = kubeconfig_of(server)
+        ours_argv = [str(CLI), *logs_argv(kubeconfig, app=LATENCY_APP)]
+        floor = floor_argv(kubeconfig, [pod], follow=True, flush=True)
+        ours, floors = interleaved(
+            [
+                lambda _: lone_line_latencies(server, pod, ours_argv),
+                lambda _: lone_line_latencies(server, pod, floor),
+            ]
+        )
+    return [x for run in ours for x in run], [x for run in floors for x in run]
+
+
+# --- the benchmark ---------------------------------------------------------------------------------------
 
 
 def run(workdir: Path) -> list[Row]:
-    from bench._fake_cluster import running_fake, serve_app_with_logs
-
     workdir.mkdir(parents=True, exist_ok=True)
-    began = time.perf_counter()
-    pairs: list[Pair] = []
-    for planned in (SMALL_LINES, None):
-        lines = planned if planned is not None else large_size(pairs[0], time.perf_counter() - began)
-        print(f"bench: {TITLE}: {REPLICAS} x {lines:,} lines ...", file=sys.stderr, flush=True)
-        with running_fake(workdir / f"cluster-{lines}") as server:
-            loading = time.perf_counter()
-            pods = serve_app_with_logs(server, APP, replicas=REPLICAS, lines=lines)
-            load_s = time.perf_counter() - loading
-            pairs.append(measure(server, pods, lines, workdir, load_s=load_s))
-    return rows(pairs)
+    budget = Budget(BUDGET_S)
+    latency = measure_latency(workdir)
+    small = measure_size(SMALL_LINES, workdir)
+    lines = large_size(small, budget.left())
+    large = measure_size(lines, workdir) if lines > SMALL_LINES else None
+    if large is None:
+        progress(f"{TITLE}: no larger size fits the time cap")
+    return rows(small, large, latency)
 
 
-def _label(pair: Pair) -> str:
-    return f"{REPLICAS} x {count(pair.lines)} lines"
+def _label(lines: int, *, capped: bool = False) -> str:
+    cut = f" (time cap; goal {count(TARGET_LINES)})" if capped else ""
+    return f"{REPLICAS} x {count(lines)} lines{cut}"
 
 
-def rows(pairs: Sequence[Pair]) -> list[Row]:
+def rows(small: SizeRuns, large: SizeRuns | None, latency: tuple[list[float], list[float]]) -> list[Row]:
     out: list[Row] = []
-    goal_lines = max(pair.lines for pair in pairs)
-    for pair in pairs:
-        ratio = pair.ours_rate / pair.floor_rate
-        goal = pair.lines == goal_lines
-        out += [
-            Row(
-                TITLE,
-                "lines/s",
-                _label(pair),
-                f"{pair.ours_rate:,.0f}/s",
-                f"{pair.floor_rate:,.0f}/s",
-                times(ratio),
-                f">= {RATIO_LIMIT}x" if goal else "",
-                (PASS if ratio >= RATIO_LIMIT else FAIL) if goal else "",
-            ),
-            Row(TITLE, "wall time", _label(pair), seconds(pair.ours.wall_s), seconds(pair.floor.wall_s)),
-            Row(
-                TITLE,
-                "CPU time",
-                _label(pair),
-                seconds(pair.ours.cpu_s),
-                seconds(pair.floor.cpu_s),
-                times(pair.ours.cpu_s / pair.floor.cpu_s),
-            ),
-            Row(
-                TITLE,
-                "peak RSS",
-                _label(pair),
-                mib(pair.ours.peak_rss_mib),
-                mib(pair.floor.peak_rss_mib),
-                times(pair.ours.peak_rss_mib / pair.floor.peak_rss_mib),
-            ),
-        ]
-    if len(pairs) >= 2:
-        small, large = pairs[0], pairs[-1]
-        added = large.total - small.total
-        ours_marginal = added / (large.ours.wall_s - small.ours.wall_s)
-        floor_marginal = added / (large.floor.wall_s - small.floor.wall_s)
-        out.append(
-            Row(
-                TITLE,
-                "lines/s, marginal (no fixed costs)",
-                f"{_label(small)} -> {count(large.lines)}",
-                f"{ours_marginal:,.0f}/s",
-                f"{floor_marginal:,.0f}/s",
-                times(ours_marginal / floor_marginal),
+    goal_size = large or small
+    for size in (small, large):
+        if size is None:
+            continue
+        label = _label(size.lines, capped=size is goal_size and size.lines < TARGET_LINES)
+        for mode in MODES:
+            ours, floor = size.ours[mode], size.floor[mode]
+            goal = size is goal_size
+            out.append(
+                compared(
+                    TITLE,
+                    f"lines/s, `logs {mode}`",
+                    label,
+                    [size.total / m.wall_s for m in ours],
+                    [size.total / m.wall_s for m in floor],
+                    per_second,
+                    goal=f">= {RATIO_LIMIT}x" if goal else "",
+                    check=no_less_than(RATIO_LIMIT) if goal else None,
+                )
             )
-        )
-        cut = "" if large.lines >= TARGET_LINES else f" (time budget; goal {count(TARGET_LINES)})"
-        growth = large.ours.peak_rss_mib / small.ours.peak_rss_mib
-        floor_growth = large.floor.peak_rss_mib / small.floor.peak_rss_mib
-        out.append(
-            Row(
-                TITLE,
-                "peak RSS growth",
-                f"{_label(small)} -> {count(large.lines)}{cut}",
-                times(growth),
-                times(floor_growth),
-                goal=f"<= {MEMORY_GROWTH_LIMIT}x",
-                result=at_most(growth, MEMORY_GROWTH_LIMIT),
+            out.append(
+                compared(
+                    TITLE,
+                    f"CPU time, `logs {mode}`",
+                    label,
+                    [m.cpu_s for m in ours],
+                    [m.cpu_s for m in floor],
+                    seconds,
+                )
             )
+            out.append(
+                compared(
+                    TITLE,
+                    f"peak RSS, `logs {mode}`",
+                    label,
+                    [m.peak_rss_mib for m in ours],
+                    [m.peak_rss_mib for m in floor],
+                    mib,
+                )
+            )
+    if large is not None:
+        for mode in MODES:
+            growth = median([m.peak_rss_mib for m in large.ours[mode]]) / median(
+                [m.peak_rss_mib for m in small.ours[mode]]
+            )
+            floor_growth = median([m.peak_rss_mib for m in large.floor[mode]]) / median(
+                [m.peak_rss_mib for m in small.floor[mode]]
+            )
+            out.append(
+                Row(
+                    TITLE,
+                    f"peak RSS growth, `logs {mode}`",
+                    f"{_label(small.lines)} -> {count(large.lines)}",
+                    times(growth),
+                    times(floor_growth),
+                    goal=f"<= {MEMORY_GROWTH_LIMIT}x",
+                    result=at_most(growth, MEMORY_GROWTH_LIMIT),
+                )
+            )
+    ours_latency, floor_latency = latency
+    out.append(
+        Row(
+            TITLE,
+            "lone line, logged to printed (`logs -f`)",
+            f"{ROUNDS} x {LATENCY_SAMPLES} lines",
+            spread(ours_latency, millis),
+            spread(floor_latency, millis),
+            goal=f"< {LATENCY_LIMIT_S * 1000:.0f} ms",
+            result=no_more_than(LATENCY_LIMIT_S)(median(ours_latency)),
         )
+    )
     return out
 
 
@@ -343,7 +477,8 @@ def profile_main(args: argparse.Namespace) -> None:
             str(pstats_file),
             "flyte_apps.cli.main:main",
         ]
-        result = run_measured([*argv, *logs_argv(kubeconfig_of(server))], stdout=workdir / "ours.jsonl")
+        ours = logs_argv(kubeconfig_of(server), follow=args.follow)
+        result = run_measured([*argv, *ours], stdout=workdir / "ours.jsonl")
     check_ours(result.stdout, pods, args.lines)
     total = REPLICAS * args.lines
     print(
@@ -358,12 +493,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.logs_follow", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     floor = commands.add_parser("floor", help="the floor side: read the pods' logs, lines to stdout")
+    floor.add_argument("--follow", action="store_true", help="follow, a thread per pod (else one by one)")
+    floor.add_argument("--flush", action="store_true", help="flush after every chunk (latency runs)")
     floor.add_argument("--kubeconfig", required=True)
     floor.add_argument("--namespace", required=True)
     floor.add_argument("--container", required=True)
     floor.add_argument("pods", nargs="+")
     profile = commands.add_parser("profile", help="our side once under bench._cprofile_threads")
     profile.add_argument("--lines", type=int, default=20_000, help="per replica (default 20,000)")
+    profile.add_argument("--no-follow", dest="follow", action="store_false", help="--tail -1 without -f")
     args = parser.parse_args(argv)
     if args.command == "floor":
         floor_main(args)

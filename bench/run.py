@@ -1,11 +1,13 @@
 """Run the benchmarks and print one markdown table of all their results::
 
-    python -m bench.run                      # everything (about 8 minutes on 2 cores)
+    python -m bench.run                      # everything (at most about 20 minutes on 2 cores)
     python -m bench.run --only render        # one benchmark (its TITLE, spaces as '-')
 
 A benchmark is a module with ``TITLE`` (its name in the table), ``NOTE`` (one line on what it
-compares) and ``run(workdir) -> list[Row]``; add it to ``BENCHMARKS``. Progress goes to stderr,
-results to stdout.
+compares), ``BUDGET_S`` (its time cap: sizes whose projection does not fit are not started, and the
+table says which size was reached) and ``run(workdir) -> list[Row]``; add it to ``BENCHMARKS``.
+Every row compares ours with a floor measured in the same run: medians of interleaved rounds, with
+the spread. Progress goes to stderr, results to stdout.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Final, Protocol
 
-from bench import logs_follow, program_scale, render_scale, watch_fanout
+from bench import logs_follow, program_scale, render_scale, startup, status_scale, watch_fanout
 from bench.measure import load_average, machine_summary
 from bench.report import Row, markdown_table
 
@@ -32,7 +34,14 @@ class Benchmark(Protocol):
     def run(self, workdir: Path) -> list[Row]: ...
 
 
-BENCHMARKS: Final[tuple[Benchmark, ...]] = (program_scale, render_scale, watch_fanout, logs_follow)
+BENCHMARKS: Final[tuple[Benchmark, ...]] = (
+    startup,
+    program_scale,
+    render_scale,
+    status_scale,
+    watch_fanout,
+    logs_follow,
+)
 
 
 def slug(benchmark: Benchmark) -> str:
@@ -50,19 +59,25 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     chosen = [b for b in BENCHMARKS if not args.only or slug(b) in args.only]
     machine = machine_summary()
+    began = time.perf_counter()
     rows: list[Row] = []
+    durations: list[str] = []
     with tempfile.TemporaryDirectory(prefix="flyte-apps-bench-") as scratch:
         root = args.keep if args.keep is not None else Path(scratch)
         for benchmark in chosen:
             print(f"bench: {benchmark.TITLE} ...", file=sys.stderr, flush=True)
             start = time.perf_counter()
             rows += benchmark.run(root / slug(benchmark))
-            print(f"bench: {benchmark.TITLE} done in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+            took = time.perf_counter() - start
+            durations.append(f"{benchmark.TITLE} {took:.0f} s")
+            print(f"bench: {benchmark.TITLE} done in {took:.0f} s", file=sys.stderr)
+    total = time.perf_counter() - began
     print(f"Machine: {machine}\n")
     print(markdown_table(rows))
     print()
     for benchmark in chosen:
         print(f"- {benchmark.NOTE}")
+    print(f"- time taken: {total / 60:.1f} min ({', '.join(durations)})")
     print(f"- load average at the end: {load_average()}")
 
 

@@ -1,11 +1,14 @@
 """The floor of the render benchmark: print manifests as multi-document YAML, nothing else.
 
 Reads the objects ``flyte-apps render`` prints, pre-rendered into a JSON list, and dumps each with
-the very call ``flyte_apps.core.yamlout.yaml_text`` makes (``yaml.dump`` with PyYAML's libyaml safe dumper
-and the same arguments), so
-the output is byte for byte that of ``render``; the benchmark checks that it is::
+PyYAML's standard call, ``yaml.dump`` with the dumper ``flyte_apps.core.yamlout`` defines (libyaml's
+safe dumper plus the resolver rule that quotes strings Go's YAML readers would misread: without it
+the bytes would differ, e.g. for a spec sha that reads as a number). So the output is byte for byte
+that of ``render``; the benchmark checks that it is::
 
     python -m bench.yaml_floor OBJECTS_JSON > out.yaml
+
+``render`` itself may take a faster path to the same bytes; this stays the plain library call.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+from flyte_apps.core.yamlout import YAML_DUMPER
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -26,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
         "".join(
             "---\n"
             + yaml.dump(
-                manifest, Dumper=DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True
+                manifest, Dumper=YAML_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True
             )
             for manifest in manifests
         )

@@ -3,10 +3,17 @@
 Every call goes through ``flyte_apps.kube.retry`` (retries, error rewriting); which pods are an
 app's replicas is decided by ``flyte_apps.kube.replicas``; the mapping from Kubernetes objects to
 Flyte messages is the pure ``flyte_apps.core.status``.
+
+One app is read as upstream reads it (its KService, its Revision, its pods). Every app at once
+(``flyte-apps status``) is read with one paged LIST per kind instead: KServices, Revisions (for the
+replica counts) and pods, so a namespace of thousands of apps costs a few dozen requests, not a
+Revision GET per app. Where RBAC allows ``get`` but not ``list`` on Revisions, the listing falls
+back to the GET per app and says so.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -34,13 +41,14 @@ from flyte_apps.kube.api import (
     get_knative_object,
     list_pods,
 )
-from flyte_apps.kube.errors import KubeError, KubeNotFound
+from flyte_apps.kube.errors import KubeError, KubeForbidden, KubeNotFound
 from flyte_apps.kube.replicas import find_replicas
 from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
 
 log = logging.getLogger(__name__)
 
 KSERVICES = custom_resource(c.KNATIVE_GROUP, c.KSERVICE_PLURAL)
+REVISIONS = custom_resource(c.KNATIVE_GROUP, c.REVISION_PLURAL)
 
 
 @dataclass(frozen=True)
@@ -111,18 +119,43 @@ def list_kservices_page(
     retry: RetryPolicy = DEFAULT_RETRY,
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
 ) -> tuple[list[dict[str, Any]], str, str]:
-    """One LIST call: ``(items, continue token, list resourceVersion)``."""
+    """One LIST call of KServices: ``(items, continue token, list resourceVersion)``."""
+    return list_knative_page(
+        api,
+        namespace,
+        c.KSERVICE_PLURAL,
+        label_selector=label_selector,
+        limit=limit,
+        token=token,
+        retry=retry,
+        request_timeout=request_timeout,
+    )
+
+
+def list_knative_page(
+    api: k8s.ApiClient,
+    namespace: str,
+    plural: str,
+    *,
+    label_selector: str | None = None,
+    limit: int = 0,
+    token: str = "",
+    retry: RetryPolicy = DEFAULT_RETRY,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+) -> tuple[list[dict[str, Any]], str, str]:
+    """One LIST call of Knative Serving objects (``plural``: services or revisions):
+    ``(items, continue token, list resourceVersion)``."""
     page = call(
         k8s.CustomObjectsApi(api).list_namespaced_custom_object,
         c.KNATIVE_GROUP,
         c.KNATIVE_VERSION,
         namespace,
-        c.KSERVICE_PLURAL,
+        plural,
         label_selector=label_selector,
         limit=limit if limit > 0 else None,
         _continue=token or None,
         _request_timeout=request_timeout,
-        op=KubeOperation("list", KSERVICES, namespace),
+        op=KubeOperation("list", custom_resource(c.KNATIVE_GROUP, plural), namespace),
         retry=retry,
         host=str(api.configuration.host),
     )
@@ -145,12 +178,28 @@ def list_kservices(
 ) -> tuple[list[dict[str, Any]], str]:
     """Every matching KService (following ``continue``) and the first page's resourceVersion,
     from which a watch sees everything that happened after this list."""
-    items, token, version = list_kservices_page(
-        api, namespace, label_selector=label_selector, limit=page_size, retry=retry
+    return list_knative(
+        api, namespace, c.KSERVICE_PLURAL, label_selector=label_selector, retry=retry, page_size=page_size
+    )
+
+
+def list_knative(
+    api: k8s.ApiClient,
+    namespace: str,
+    plural: str,
+    *,
+    label_selector: str | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> tuple[list[dict[str, Any]], str]:
+    """Every matching Knative object of ``plural`` (following ``continue``) and the first page's
+    resourceVersion, from which a watch sees everything that happened after this list."""
+    items, token, version = list_knative_page(
+        api, namespace, plural, label_selector=label_selector, limit=page_size, retry=retry
     )
     while token:
-        more, token, _ = list_kservices_page(
-            api, namespace, label_selector=label_selector, limit=page_size, token=token, retry=retry
+        more, token, _ = list_knative_page(
+            api, namespace, plural, label_selector=label_selector, limit=page_size, token=token, retry=retry
         )
         items.extend(more)
     return items, version
@@ -236,7 +285,7 @@ def list_apps(
 def current_replicas(
     api: k8s.ApiClient, namespace: str, ksvc: Mapping[str, Any], *, retry: RetryPolicy = DEFAULT_RETRY
 ) -> int:
-    """``status.actualReplicas`` of the latest ready Revision; 0 without one or on any error."""
+    """``status.actualReplicas`` of the latest ready Revision (one GET); 0 without one or on any error."""
     revision = latest_ready_revision(ksvc)
     if revision is None:
         return 0
@@ -251,8 +300,26 @@ def current_replicas(
     except KubeError as exc:
         log.debug("replica count of revision %s unavailable: %s", revision, exc)
         return 0
-    value = (obj.get("status") or {}).get("actualReplicas")
+    return revision_replicas(obj)
+
+
+def revision_replicas(revision: Mapping[str, Any]) -> int:
+    """A Revision's ``status.actualReplicas``, or 0 when it has none (or no sensible one)."""
+    value = (revision.get("status") or {}).get("actualReplicas")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def revision_name(revision: Mapping[str, Any]) -> str:
+    return str((revision.get("metadata") or {}).get("name") or "")
+
+
+def list_revision_replicas(
+    api: k8s.ApiClient, namespace: str, *, retry: RetryPolicy = DEFAULT_RETRY
+) -> tuple[dict[str, int], str]:
+    """Every Revision's replica count (name -> ``status.actualReplicas``) from one paged LIST, and
+    the list's resourceVersion (a watch from it sees every later change)."""
+    items, version = list_knative(api, namespace, c.REVISION_PLURAL, retry=retry)
+    return {revision_name(item): revision_replicas(item) for item in items}, version
 
 
 # --- replicas ------------------------------------------------------------------------------------
@@ -260,6 +327,44 @@ def current_replicas(
 
 def _pod_dicts(api: k8s.ApiClient, namespace: str, selector: str, retry: RetryPolicy) -> list[dict[str, Any]]:
     return _serialized(api, list_pods(api, namespace=namespace, label_selector=selector, retry=retry))
+
+
+def _listed_pod_dicts(
+    api: k8s.ApiClient,
+    namespace: str,
+    selector: str,
+    retry: RetryPolicy,
+    *,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+) -> list[dict[str, Any]]:
+    """Pods as the API sends them (wire-format dicts), every page of one LIST.
+
+    The JSON is read as it is: building a typed ``V1Pod`` per pod and serializing it back costs
+    about a millisecond a pod, which a namespace of thousands of replicas feels. The status rules
+    read only names, labels, phases, reasons and readiness, which both forms carry alike."""
+    method = k8s.CoreV1Api(api).list_namespaced_pod
+    op = KubeOperation("list", "pods", namespace)
+    pods: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        response: Any = call(
+            method,
+            namespace,
+            label_selector=selector,
+            limit=page_size,
+            _continue=token,
+            _preload_content=False,
+            _request_timeout=request_timeout,
+            op=op,
+            retry=retry,
+            host=str(api.configuration.host),
+        )
+        page = json.loads(response.data)
+        pods.extend(page.get("items") or [])
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            return pods
 
 
 def _serialized(api: k8s.ApiClient, pods: Iterable[Any]) -> list[dict[str, Any]]:
@@ -308,21 +413,62 @@ def snapshot_apps(
 ) -> list[AppSnapshot]:
     """Every app (filtered by project/domain) with its replicas, sorted by identity.
 
-    One pod LIST serves all apps (pods grouped by Knative's service label) instead of one per app.
+    One paged LIST per kind serves all apps: KServices, then Revisions (replica counts by name) and
+    pods (grouped by Knative's service label), instead of a Revision GET and a pod LIST per app.
     """
     items, _ = list_kservices(
         api, settings.namespace, label_selector=app_selector(project, domain), retry=retry
     )
-    pods = _pod_dicts(api, settings.namespace, c.LABEL_KNATIVE_SERVICE, retry) if items else []
+    if not items:
+        return []
+    counts = _revision_counts(api, settings.namespace, retry)
+    pods = _pods_by_service(_listed_pod_dicts(api, settings.namespace, c.LABEL_KNATIVE_SERVICE, retry))
+    now = now or datetime.now(UTC)
     snapshots = []
     for ksvc in items:
+        if counts is None:
+            replicas = current_replicas(api, settings.namespace, ksvc, retry=retry)
+        else:
+            revision = latest_ready_revision(ksvc)
+            replicas = counts.get(revision, 0) if revision is not None else 0
         try:
-            app = to_app(api, settings, ksvc, now=now, retry=retry)
+            app = kservice_to_app(
+                ksvc,
+                base_domain=settings.base_domain,
+                scheme=settings.scheme,
+                ingress_apps_port=settings.ingress_apps_port,
+                current_replicas=replicas,
+                now=now,
+            )
         except AppConversionError as exc:
             log.warning("skipping KService: %s", exc)
             continue
-        snapshots.append(AppSnapshot(app=app, replicas=_replicas(app, ksvc, pods), kservice=ksvc))
+        name = str((ksvc.get("metadata") or {}).get("name") or "")
+        snapshots.append(
+            AppSnapshot(app=app, replicas=_replicas(app, ksvc, pods.get(name, [])), kservice=ksvc)
+        )
     return sorted(snapshots, key=lambda s: _sort_key(s.app.metadata.id))
+
+
+def _revision_counts(api: k8s.ApiClient, namespace: str, retry: RetryPolicy) -> dict[str, int] | None:
+    """Replica counts of every Revision from one LIST, or None where RBAC forbids listing Revisions
+    (then each app's Revision is read on its own, as upstream does)."""
+    try:
+        counts, _ = list_revision_replicas(api, namespace, retry=retry)
+    except KubeForbidden as exc:
+        log.warning("%s; reading each app's Revision instead (grant list on %s to avoid it)", exc, REVISIONS)
+        return None
+    return counts
+
+
+def _pods_by_service(pods: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Pods grouped by their ``serving.knative.dev/service`` label (each app looks at its own only)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for pod in pods:
+        service = ((pod.get("metadata") or {}).get("labels") or {}).get(c.LABEL_KNATIVE_SERVICE)
+        if service:
+            grouped.setdefault(str(service), []).append(pod)
+    return grouped
 
 
 def _replicas(

@@ -14,6 +14,20 @@ resourceVersion. On 410 Gone (as an HTTP answer or as an in-stream ``ERROR`` eve
 connection, the hub lists again and emits the differences against its cache, by
 resourceVersion, as create/update/delete events, then watches from the new list: nothing is
 lost and nothing is sent twice.
+
+Replica counts (``read_replicas``): upstream GETs the app's latest ready Revision for every event
+((j)20), one API call per event, which bounded the hub at about a hundred events a second. The hub
+keeps the namespace's Revisions in a cache of its own instead (a second list-then-watch, of
+Revisions, kept only as name -> ``status.actualReplicas``), and reads a Revision only when the cache
+does not have it yet (a KService event can arrive before its new Revision's). That needs ``list``
+and ``watch`` on ``revisions.serving.knative.dev``; where RBAC refuses them (403), the hub says so
+once and GETs the Revision per event, as upstream does. A count comes from the cache as the
+Revision watch last reported it, so it can trail the API server by that watch's delay; as upstream,
+a change of the count alone does not make an event.
+
+Fan-out: each event is built once and the same message goes to every subscriber it is for (treat
+events as read-only), and subscribers are indexed by the identity they asked for, so an event
+costs a few dictionary lookups plus one buffer append per interested subscriber.
 """
 
 from __future__ import annotations
@@ -21,6 +35,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import select
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -37,8 +52,22 @@ from kubernetes import client as k8s
 from kubernetes.watch import watch as k8s_watch
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.status import AppConversionError, app_key, is_managed, kservice_to_app
-from flyte_apps.kube.apps import KSERVICES, current_replicas, list_kservices
+from flyte_apps.core.status import (
+    AppConversionError,
+    app_key,
+    is_managed,
+    kservice_to_app,
+    latest_ready_revision,
+)
+from flyte_apps.kube.api import custom_resource
+from flyte_apps.kube.apps import (
+    REVISIONS,
+    current_replicas,
+    list_kservices,
+    list_revision_replicas,
+    revision_name,
+    revision_replicas,
+)
 from flyte_apps.kube.errors import KubeError
 from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
 
@@ -52,12 +81,28 @@ _READ_GRACE: Final = 15.0
 _STREAM_ERRORS: Final = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError)
 """What a broken watch stream raises while it is read (ValueError: a truncated JSON line)."""
 _HTTP_GONE: Final = 410
+_HTTP_FORBIDDEN: Final = 403
+_WAKE_AT: Final = 16
+"""Events a waiting reader may be left to sleep on while a backlog streams in (see ``_offer``): few
+enough that it wakes with most of its buffer still free, even on a busy machine."""
 DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 """The backoff between watch rounds that fail: 0.2 s, doubling, at most 5 s (``attempts`` unused:
 the hub reconnects until it is stopped)."""
 
 
 # --- targets and subscriptions --------------------------------------------------------------------
+
+_TargetKey = tuple[str | None, str | None, str | None]
+
+
+def _target_keys(ident: app_pb.Identifier) -> list[_TargetKey]:
+    """The keys of every ``WatchTarget`` that matches ``ident``: each field given or left out."""
+    return [
+        (project, domain, name)
+        for project in (ident.project, None)
+        for domain in (ident.domain, None)
+        for name in (ident.name, None)
+    ]
 
 
 @dataclass(frozen=True)
@@ -75,6 +120,11 @@ class WatchTarget:
             and (self.name is None or self.name == ident.name)
         )
 
+    @property
+    def key(self) -> _TargetKey:
+        """What the hub indexes subscriptions by."""
+        return (self.project, self.domain, self.name)
+
     def __str__(self) -> str:
         if self.project is None and self.domain is None and self.name is None:
             return "every app"
@@ -87,6 +137,13 @@ class Subscription:
     ``get`` returns the next event, or None on timeout or once the subscription is closed and
     drained; iterating yields events until ``WatchHub.unsubscribe`` (or ``WatchHub.stop``) closes
     it. Events already buffered when it closes are still delivered.
+
+    The hub offers every event to every interested subscription from its one thread, and a hundred
+    subscribers made the lock rounds and wake-ups the bulk of its work. So the buffers are deques
+    (append and popleft are atomic), taken and filled without a lock; the lock and condition are only
+    for a reader that finds nothing and waits, and an offer wakes a reader only if one is waiting.
+    Only the hub's thread offers; a reader registers as waiting before it looks once more, under the
+    lock the offer's wake-up also takes, so no wake-up is lost.
     """
 
     def __init__(self, target: WatchTarget, capacity: int) -> None:
@@ -94,10 +151,12 @@ class Subscription:
         self.capacity = capacity
         self.dropped = 0
         """Live events lost because the buffer was full."""
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())
         self._snapshot: deque[WatchResponse] = deque()
         self._events: deque[WatchResponse] = deque()
         self._closed = False
+        self._waiting = 0
+        """Readers blocked (or about to block) in ``get``."""
 
     @property
     def closed(self) -> bool:
@@ -105,12 +164,29 @@ class Subscription:
             return self._closed
 
     def get(self, timeout: float | None = None) -> WatchResponse | None:
+        event = self._take()
+        if event is not None:
+            return event
         with self._cond:
-            self._cond.wait_for(lambda: self._snapshot or self._events or self._closed, timeout)
-            if self._snapshot:
-                return self._snapshot.popleft()
-            if self._events:
-                return self._events.popleft()
+            self._waiting += 1
+            try:
+                if not (self._snapshot or self._events or self._closed):
+                    # Woken only by an event, the snapshot or the close: one wait does.
+                    self._cond.wait(timeout)
+            finally:
+                self._waiting -= 1
+        return self._take()
+
+    def _take(self) -> WatchResponse | None:
+        """The snapshot first (it was complete before any live event could be offered), then live
+        events."""
+        try:
+            return self._snapshot.popleft()
+        except IndexError:
+            pass
+        try:
+            return self._events.popleft()
+        except IndexError:
             return None
 
     def __iter__(self) -> Iterator[WatchResponse]:
@@ -125,17 +201,30 @@ class Subscription:
             self._snapshot.extend(events)
             self._cond.notify_all()
 
-    def _offer(self, event: WatchResponse) -> bool:
-        """Non-blocking put: False (and counted) when the buffer is full."""
-        with self._cond:
-            if self._closed:
-                return True
-            if len(self._events) >= self.capacity:
-                self.dropped += 1
-                return False
-            self._events.append(event)
-            self._cond.notify_all()
+    def _offer(self, event: WatchResponse, later: set[Subscription] | None = None) -> bool:
+        """Non-blocking put: False (and counted) when the buffer is full.
+
+        A waiting reader is woken now, or, given ``later``, the subscription is added to it for the
+        caller to wake soon (:meth:`_wake`) while the buffer holds fewer than ``_WAKE_AT`` events
+        (and is less than half full): a reader woken once for several events costs far less than
+        one woken per event, and still wakes with most of its buffer free."""
+        if self._closed:
             return True
+        events = self._events
+        if len(events) >= self.capacity:  # only readers shrink it meanwhile: never over capacity
+            self.dropped += 1
+            return False
+        events.append(event)
+        if self._waiting:
+            if later is not None and len(events) < min(_WAKE_AT, self.capacity // 2):
+                later.add(self)
+            else:
+                self._wake()
+        return True
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
 
     def _close(self) -> None:
         with self._cond:
@@ -190,6 +279,285 @@ class _Dropped(Exception):
     """The watch stream broke; the hub lists again, since events may have been lost."""
 
 
+# --- one list-then-watch loop ------------------------------------------------------------------------
+
+
+class _ListWatch:
+    """One kind's list-then-watch loop, run in a thread of its own until ``stopping`` is set.
+
+    ``relist`` lists everything (applying it to whatever cache the owner keeps) and returns the
+    list's resourceVersion; ``handle`` applies one ``ADDED``/``MODIFIED``/``DELETED`` event, and
+    ``idle`` is called whenever no more of the stream is waiting to be read (and when it ends). A watch
+    that ends (``timeoutSeconds``) is resumed from the last resourceVersion; 410 Gone or a broken
+    stream lists again; other failures back off (``reconnect``) and list again. ``refused`` is
+    asked about every ``KubeError`` first: True ends the loop (the owner has given up on this kind).
+    """
+
+    def __init__(
+        self,
+        *,
+        client: Callable[[], k8s.ApiClient],
+        namespace: str,
+        plural: str,
+        relist: Callable[[], str],
+        handle: Callable[[str, Mapping[str, Any]], None],
+        refused: Callable[[KubeError], bool],
+        retry: RetryPolicy,
+        reconnect: RetryPolicy,
+        watch_timeout: int,
+        stopping: threading.Event,
+        idle: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._client = client
+        self.namespace = namespace
+        self._plural = plural
+        self._resource = custom_resource(c.KNATIVE_GROUP, plural)
+        self._relist_fn = relist
+        self._handle_fn = handle
+        self._refused = refused
+        self._idle = idle
+        self._retry = retry
+        self._reconnect = reconnect
+        self._watch_timeout = watch_timeout
+        self._stopping = stopping
+        self._lock = threading.Lock()
+        self._resource_version = ""
+        self._progress = False
+        self._response: Any = None
+        self._thread: threading.Thread | None = None
+
+    def relist(self) -> None:
+        """List now (raises ``KubeError``); the next watch starts from this list."""
+        version = self._relist_fn()
+        with self._lock:
+            self._resource_version = version
+
+    def start(self, name: str, *, listed: bool) -> None:
+        """Watch from a thread called ``name``; ``listed`` False lists first."""
+        self._thread = threading.Thread(
+            target=self._run, kwargs={"must_list": not listed}, name=name, daemon=True
+        )
+        self._thread.start()
+
+    def interrupt(self) -> None:
+        """Unblock a watch being read (``stopping`` must already be set)."""
+        with self._lock:
+            response = self._response
+        _interrupt(response)
+
+    def join(self, timeout: float) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self, *, must_list: bool) -> None:
+        failures = 0  # consecutive rounds that failed without delivering anything
+        while not self._stopping.is_set():
+            self._progress = False
+            try:
+                if must_list:
+                    self.relist()
+                    must_list = False
+                self._watch_once()
+                failures = 0
+                continue
+            except _Gone as exc:
+                log.info("watch of %s in %s expired (%s); listing again", self._resource, self.namespace, exc)
+                routine = True
+            except _Dropped as exc:
+                log.info("watch of %s in %s broke (%s); listing again", self._resource, self.namespace, exc)
+                routine = True
+            except KubeError as exc:
+                if self._stopping.is_set() or self._refused(exc):
+                    break
+                log.warning("watching %s in namespace %s: %s; retrying", self._resource, self.namespace, exc)
+                routine = False
+            except Exception:  # never let the thread die silently
+                log.exception("watch of %s failed; listing again", self._resource)
+                routine = False
+            must_list = True
+            failures = 1 if self._progress else failures + 1
+            delay = self._backoff(failures, routine=routine)
+            if delay:
+                self._reconnect.sleep(delay)
+
+    def _backoff(self, failures: int, *, routine: bool) -> float:
+        """No wait after a first 410 or broken stream (routine); ``reconnect``'s exponential
+        backoff after that, starting from its base delay at the second failure in a row (or at
+        the first failure that is not routine)."""
+        if routine and failures <= 1:
+            return 0.0
+        return self._reconnect.delay(max(1, failures - 1))
+
+    def _watch_once(self) -> None:
+        """One watch from the last resourceVersion, until the server ends it (or ``stop``)."""
+        api = self._client()
+        try:
+            response = call(
+                k8s.CustomObjectsApi(api).list_namespaced_custom_object,
+                c.KNATIVE_GROUP,
+                c.KNATIVE_VERSION,
+                self.namespace,
+                self._plural,
+                watch=True,
+                allow_watch_bookmarks=True,
+                resource_version=self._resource_version or None,
+                timeout_seconds=self._watch_timeout,
+                _preload_content=False,
+                _request_timeout=(_CONNECT_TIMEOUT, self._watch_timeout + _READ_GRACE),
+                op=KubeOperation("watch", self._resource, self.namespace),
+                retry=self._retry,
+                host=str(api.configuration.host),
+            )
+        except KubeError as exc:
+            if exc.status == _HTTP_GONE:
+                raise _Gone(str(exc)) from exc
+            raise
+        with self._lock:
+            self._response = response
+        try:
+            if self._stopping.is_set():
+                return
+            for line in _lines(response):
+                if self._stopping.is_set():
+                    return
+                if line.strip():
+                    self._handle(json.loads(line))
+                if not _more_waiting(response):
+                    self._idle()
+        except _STREAM_ERRORS as exc:
+            if self._stopping.is_set():
+                return
+            raise _Dropped(_describe(exc)) from exc
+        finally:
+            self._idle()
+            with self._lock:
+                self._response = None
+            _release(response)
+
+    def _handle(self, event: Mapping[str, Any]) -> None:
+        kind = str(event.get("type") or "")
+        obj = event.get("object") or {}
+        if kind == "ERROR":
+            code = obj.get("code")
+            message = str(obj.get("message") or obj)
+            if code == _HTTP_GONE:
+                raise _Gone(message)
+            msg = f"watch of {self._resource} in namespace '{self.namespace}' failed: HTTP {code} ({message})"
+            raise KubeError(msg, status=code if isinstance(code, int) else None)
+        if kind in ("ADDED", "MODIFIED", "DELETED"):
+            self._handle_fn(kind, obj)
+        self._progress = True
+        version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        if version:
+            self._resource_version = version  # BOOKMARKs only move the resourceVersion
+
+
+# --- the Revision cache ------------------------------------------------------------------------------
+
+
+class _RevisionReplicas:
+    """The hub's cache of the namespace's Revisions, as name -> ``status.actualReplicas``.
+
+    Kept by a list-then-watch of its own (``_ListWatch``). Until the first list succeeds, and for
+    good once RBAC has refused ``list`` or ``watch`` on Revisions (said once, as a warning), it
+    knows nothing and the hub GETs each Revision it needs, as upstream does."""
+
+    def __init__(
+        self,
+        client: Callable[[], k8s.ApiClient],
+        *,
+        namespace: str,
+        retry: RetryPolicy,
+        reconnect: RetryPolicy,
+        watch_timeout: int,
+        stopping: threading.Event,
+    ) -> None:
+        self.namespace = namespace
+        self._client = client
+        self._retry = retry
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self._synced = False
+        self._refused_once = False
+        self._loop = _ListWatch(
+            client=client,
+            namespace=namespace,
+            plural=c.REVISION_PLURAL,
+            relist=self._relist,
+            handle=self._handle,
+            refused=self._refused,
+            retry=retry,
+            reconnect=reconnect,
+            watch_timeout=watch_timeout,
+            stopping=stopping,
+        )
+
+    @property
+    def refused(self) -> bool:
+        """RBAC refused listing or watching Revisions: the hub reads them one by one."""
+        with self._lock:
+            return self._refused_once
+
+    def start(self) -> None:
+        """List (a refusal ends here; another failure is retried in the background), then watch."""
+        try:
+            self._loop.relist()
+        except KubeError as exc:
+            if self._refused(exc):
+                return
+            log.warning(
+                "listing %s in namespace %s: %s; reading Revisions one by one until it works",
+                REVISIONS,
+                self.namespace,
+                exc,
+            )
+            self._loop.start("flyte-apps-watch-revisions", listed=False)
+            return
+        self._loop.start("flyte-apps-watch-revisions", listed=True)
+
+    def stop(self, timeout: float) -> None:
+        self._loop.interrupt()
+        self._loop.join(timeout)
+
+    def get(self, name: str) -> int | None:
+        """The cached replica count of Revision ``name``; None when the cache cannot tell."""
+        with self._lock:
+            return self._counts.get(name) if self._synced else None
+
+    def _relist(self) -> str:
+        counts, version = list_revision_replicas(self._client(), self.namespace, retry=self._retry)
+        with self._lock:
+            self._counts = counts
+            self._synced = True
+        return version
+
+    def _handle(self, kind: str, obj: Mapping[str, Any]) -> None:
+        name = revision_name(obj)
+        with self._lock:
+            if kind == "DELETED":
+                self._counts.pop(name, None)
+            else:
+                self._counts[name] = revision_replicas(obj)
+
+    def _refused(self, exc: KubeError) -> bool:
+        if exc.status != _HTTP_FORBIDDEN:
+            return False
+        with self._lock:
+            first = not self._refused_once
+            self._refused_once = True
+            self._synced = False
+            self._counts = {}
+        if first:
+            log.warning(
+                "%s; reading each app's Revision per event instead (grant list and watch on %s in "
+                "namespace %s to avoid an API call per event)",
+                exc,
+                REVISIONS,
+                self.namespace,
+            )
+        return True
+
+
 # --- the hub -----------------------------------------------------------------------------------------
 
 
@@ -200,7 +568,8 @@ class WatchHub:
     ``KubeError``), then watches from a background thread until ``stop``. The watch has no label
     selector: a KService that loses ``flyte.org/app-managed`` then arrives as a modification the
     hub can turn into a delete event (an API server filtering on labels would only do that from
-    its watch cache).
+    its watch cache). With ``read_replicas``, a second list-then-watch keeps the Revisions' replica
+    counts (see the module's docstring).
 
     ``retry`` governs each API call (list, watch, replica reads); ``reconnect`` is the backoff
     between rounds that fail (its ``base_delay`` and ``max_delay``; ``attempts`` is unused, the
@@ -230,47 +599,78 @@ class WatchHub:
         self._scheme = scheme
         self._ingress_apps_port = ingress_apps_port
         self._buffer_size = buffer_size
-        self._watch_timeout = watch_timeout_seconds
         self._stopping = threading.Event()
         # Our retries wait on the stop event, so ``stop`` never waits out a backoff.
         self._retry = replace(retry, sleep=self._wait)
-        self._reconnect = replace(reconnect, sleep=self._wait)
-        self._read_replicas = read_replicas
+        reconnect = replace(reconnect, sleep=self._wait)
         self._lock = threading.Lock()
         self._cache: dict[str, _Entry] = {}
         self._ignored: dict[str, str] = {}
         self._subscriptions: list[Subscription] = []
-        self._resource_version = ""
+        self._index: dict[_TargetKey, list[Subscription]] = {}
+        """Subscriptions by the identity they asked for (None: any)."""
+        self._later: set[Subscription] = set()
+        """Waiting readers of the events just dispatched, woken when the watch stream has nothing
+        more waiting (a backlog is then handed over in a few wake-ups, not one per event)."""
         self._relists = 0
-        self._progress = False
         self._api: k8s.ApiClient | None = None
-        self._response: Any = None
-        self._thread: threading.Thread | None = None
+        self._api_lock = threading.Lock()
+        self._started = False
+        self._kservices = _ListWatch(
+            client=self._client,
+            namespace=namespace,
+            plural=c.KSERVICE_PLURAL,
+            relist=self._relist,
+            handle=self._handle,
+            refused=lambda _exc: False,
+            retry=self._retry,
+            reconnect=reconnect,
+            watch_timeout=watch_timeout_seconds,
+            stopping=self._stopping,
+            idle=self._wake_later,
+        )
+        self._revisions = (
+            _RevisionReplicas(
+                self._client,
+                namespace=namespace,
+                retry=self._retry,
+                reconnect=reconnect,
+                watch_timeout=watch_timeout_seconds,
+                stopping=self._stopping,
+            )
+            if read_replicas
+            else None
+        )
 
     # --- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> None:
         """List the namespace (raising ``KubeError`` on failure), then watch in the background."""
-        if self._thread is not None:
+        if self._started:
             return
-        self._api = self._client_factory()
         try:
-            self._relist()
+            if self._revisions is not None:
+                self._revisions.start()  # first, so the KServices listed next find their Revisions
+            self._kservices.relist()
         except BaseException:
+            self._stopping.set()
+            if self._revisions is not None:
+                self._revisions.stop(5.0)
             self._close_client()
             raise
-        self._thread = threading.Thread(target=self._run, name="flyte-apps-watch-hub", daemon=True)
-        self._thread.start()
+        self._started = True
+        self._kservices.start("flyte-apps-watch-hub", listed=True)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop watching, end every subscription and close the client."""
         self._stopping.set()
         with self._lock:
-            response = self._response
             subscriptions, self._subscriptions = self._subscriptions, []
-        _interrupt(response)
-        if self._thread is not None:
-            self._thread.join(timeout)
+            self._index = {}
+        self._kservices.interrupt()
+        if self._revisions is not None:
+            self._revisions.stop(timeout)
+        self._kservices.join(timeout)
         for subscription in subscriptions:
             subscription._close()
         self._close_client()
@@ -284,9 +684,15 @@ class WatchHub:
 
     @property
     def relists(self) -> int:
-        """How many times the hub has listed (1 after ``start``; each 410 or broken stream adds one)."""
+        """How many times the hub has listed KServices (1 after ``start``; each 410 or broken stream
+        adds one)."""
         with self._lock:
             return self._relists
+
+    @property
+    def reads_revisions_per_event(self) -> bool:
+        """True when RBAC refused the Revision cache, so each event with a ready Revision costs a GET."""
+        return self._revisions is not None and self._revisions.refused
 
     def apps(self) -> list[app_pb.App]:
         """The cached apps (copies), sorted by identity."""
@@ -309,6 +715,7 @@ class WatchHub:
                 subscription._close()
             else:
                 self._subscriptions.append(subscription)
+                self._index.setdefault(target.key, []).append(subscription)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
@@ -316,119 +723,27 @@ class WatchHub:
         with self._lock:
             if subscription in self._subscriptions:
                 self._subscriptions.remove(subscription)
+                peers = self._index.get(subscription.target.key, [])
+                peers.remove(subscription)
+                if not peers:
+                    self._index.pop(subscription.target.key, None)
         subscription._close()
 
-    # --- the background loop -----------------------------------------------------------------------
-
-    def _run(self) -> None:
-        must_list = False
-        failures = 0  # consecutive rounds that failed without delivering anything
-        while not self._stopping.is_set():
-            self._progress = False
-            try:
-                if must_list:
-                    self._relist()
-                    must_list = False
-                self._watch_once()
-                failures = 0
-                continue
-            except _Gone as exc:
-                log.info("watch of KServices in %s expired (%s); listing again", self.namespace, exc)
-                routine = True
-            except _Dropped as exc:
-                log.info("watch of KServices in %s broke (%s); listing again", self.namespace, exc)
-                routine = True
-            except KubeError as exc:
-                if self._stopping.is_set():
-                    break
-                log.warning("watching apps in namespace %s: %s; retrying", self.namespace, exc)
-                routine = False
-            except Exception:  # never let the hub thread die silently
-                log.exception("watch hub failed; listing again")
-                routine = False
-            must_list = True
-            failures = 1 if self._progress else failures + 1
-            delay = self._backoff(failures, routine=routine)
-            if delay:
-                self._reconnect.sleep(delay)
-
-    def _backoff(self, failures: int, *, routine: bool) -> float:
-        """No wait after a first 410 or broken stream (routine); ``reconnect``'s exponential
-        backoff after that, starting from its base delay at the second failure in a row (or at
-        the first failure that is not routine)."""
-        if routine and failures <= 1:
-            return 0.0
-        return self._reconnect.delay(max(1, failures - 1))
+    # --- KService events ---------------------------------------------------------------------------
 
     def _wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)
 
-    def _watch_once(self) -> None:
-        """One watch from the last resourceVersion, until the server ends it (or ``stop``)."""
-        api = self._client()
-        try:
-            response = call(
-                k8s.CustomObjectsApi(api).list_namespaced_custom_object,
-                c.KNATIVE_GROUP,
-                c.KNATIVE_VERSION,
-                self.namespace,
-                c.KSERVICE_PLURAL,
-                watch=True,
-                allow_watch_bookmarks=True,
-                resource_version=self._resource_version or None,
-                timeout_seconds=self._watch_timeout,
-                _preload_content=False,
-                _request_timeout=(_CONNECT_TIMEOUT, self._watch_timeout + _READ_GRACE),
-                op=KubeOperation("watch", KSERVICES, self.namespace),
-                retry=self._retry,
-                host=str(api.configuration.host),
-            )
-        except KubeError as exc:
-            if exc.status == _HTTP_GONE:
-                raise _Gone(str(exc)) from exc
-            raise
-        with self._lock:
-            self._response = response
-        try:
-            if self._stopping.is_set():
-                return
-            for line in _lines(response):
-                if self._stopping.is_set():
-                    return
-                if line.strip():
-                    self._handle(json.loads(line))
-        except _STREAM_ERRORS as exc:
-            if self._stopping.is_set():
-                return
-            raise _Dropped(_describe(exc)) from exc
-        finally:
-            with self._lock:
-                self._response = None
-            _release(response)
-
-    def _handle(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        obj = event.get("object") or {}
-        if kind == "ERROR":
-            code = obj.get("code")
-            message = str(obj.get("message") or obj)
-            if code == _HTTP_GONE:
-                raise _Gone(message)
-            msg = f"watch of {KSERVICES} in namespace '{self.namespace}' failed: HTTP {code} ({message})"
-            raise KubeError(msg, status=code if isinstance(code, int) else None)
-        metadata = obj.get("metadata") or {}
-        version = str(metadata.get("resourceVersion") or "")
-        if kind in ("ADDED", "MODIFIED"):
-            self._apply([self._change(obj)])
-        elif kind == "DELETED":
+    def _handle(self, kind: str, obj: Mapping[str, Any]) -> None:
+        if kind == "DELETED":
+            metadata = obj.get("metadata") or {}
             name = str(metadata.get("name") or "")
             self._ignored.pop(name, None)
-            self._apply([_Change(name, version, None)])
-        self._progress = True
-        if version:
-            self._resource_version = version  # BOOKMARKs only move the resourceVersion
+            self._apply([_Change(name, str(metadata.get("resourceVersion") or ""), None)], later=True)
+        else:
+            self._apply([self._change(obj)], later=True)
 
-    def _relist(self) -> None:
+    def _relist(self) -> str:
         """List everything and emit what differs from the cache (by resourceVersion)."""
         items, version = list_kservices(
             self._client(), self.namespace, label_selector=None, retry=self._retry
@@ -440,8 +755,8 @@ class WatchHub:
             del self._ignored[name]
         self._apply(changes)
         with self._lock:
-            self._resource_version = version
             self._relists += 1
+        return version
 
     def _unchanged(self, obj: Mapping[str, Any]) -> bool:
         metadata = obj.get("metadata") or {}
@@ -459,16 +774,13 @@ class WatchHub:
         if not is_managed(obj):
             self._ignored[name] = version
             return _Change(name, version, None)
-        replicas = 0
-        if self._read_replicas:
-            replicas = current_replicas(self._client(), self.namespace, obj, retry=self._retry)
         try:
             app = kservice_to_app(
                 obj,
                 base_domain=self._base_domain,
                 scheme=self._scheme,
                 ingress_apps_port=self._ingress_apps_port,
-                current_replicas=replicas,
+                current_replicas=self._replicas(obj),
                 now=datetime.now(UTC),
             )
         except AppConversionError as exc:
@@ -479,42 +791,76 @@ class WatchHub:
         self._ignored.pop(name, None)
         return _Change(name, version, app)
 
-    def _apply(self, changes: list[_Change]) -> None:
-        """Update the cache and fan the events out, under the lock ``subscribe`` also takes."""
+    def _replicas(self, obj: Mapping[str, Any]) -> int:
+        """The latest ready Revision's replica count: from the cache, else one GET (0 without
+        ``read_replicas`` or a ready Revision)."""
+        if self._revisions is None:
+            return 0
+        revision = latest_ready_revision(obj)
+        if revision is None:
+            return 0
+        cached = self._revisions.get(revision)
+        if cached is not None:
+            return cached
+        return current_replicas(self._client(), self.namespace, obj, retry=self._retry)
+
+    def _wake_later(self) -> None:
+        """Wake the readers whose events were dispatched with ``later``."""
         with self._lock:
+            waiting, self._later = self._later, set()
+        for subscription in waiting:
+            subscription._wake()
+
+    def _apply(self, changes: list[_Change], *, later: bool = False) -> None:
+        """Update the cache and fan the events out, under the lock ``subscribe`` also takes; with
+        ``later``, waiting readers may be woken by the next :meth:`_wake_later` instead of now."""
+        with self._lock:
+            pending = self._later if later else None
             for change in changes:
                 entry = self._cache.get(change.name)
                 if change.app is None:
                     if entry is not None:
                         del self._cache[change.name]
-                        self._dispatch(entry.app, delete_event)
+                        self._dispatch(entry.app, delete_event, pending)
                     continue
                 if entry is not None and entry.resource_version == change.resource_version:
                     continue
                 self._cache[change.name] = _Entry(change.resource_version, change.app)
                 if entry is None:
-                    self._dispatch(change.app, create_event)
+                    self._dispatch(change.app, create_event, pending)
                 elif app_key(entry.app.metadata.id) != app_key(change.app.metadata.id):
-                    self._dispatch(entry.app, delete_event)  # the KService now holds another app
-                    self._dispatch(change.app, create_event)
+                    self._dispatch(entry.app, delete_event, pending)  # the KService now holds another app
+                    self._dispatch(change.app, create_event, pending)
                 else:
-                    self._dispatch(change.app, partial(update_event, old=entry.app))
+                    self._dispatch(change.app, partial(update_event, old=entry.app), pending)
 
-    def _dispatch(self, app: app_pb.App, make: Callable[[app_pb.App], WatchResponse]) -> None:
-        """Non-blocking delivery to every matching subscriber (each gets its own message)."""
-        for subscription in self._subscriptions:
-            if not subscription.target.matches(app.metadata.id):
-                continue
-            if not subscription._offer(make(app)):
-                log.warning("subscriber buffer full, dropping update for app: %s", app_key(app.metadata.id))
+    def _dispatch(
+        self,
+        app: app_pb.App,
+        make: Callable[[app_pb.App], WatchResponse],
+        later: set[Subscription] | None,
+    ) -> None:
+        """Non-blocking delivery to every matching subscriber: the event is built once, for the
+        first of them, and shared."""
+        event: WatchResponse | None = None
+        index = self._index
+        for key in _target_keys(app.metadata.id):
+            for subscription in index.get(key, ()):
+                if event is None:
+                    event = make(app)
+                if not subscription._offer(event, later):
+                    ident = app_key(app.metadata.id)
+                    log.warning("subscriber buffer full, dropping update for app: %s", ident)
 
     def _client(self) -> k8s.ApiClient:
-        if self._api is None:
-            self._api = self._client_factory()
-        return self._api
+        with self._api_lock:
+            if self._api is None:
+                self._api = self._client_factory()
+            return self._api
 
     def _close_client(self) -> None:
-        api, self._api = self._api, None
+        with self._api_lock:
+            api, self._api = self._api, None
         if api is not None:
             cast(Callable[[], None], api.close)()
 
@@ -528,6 +874,17 @@ def _copy(app: app_pb.App) -> app_pb.App:
     copied = app_pb.App()
     copied.CopyFrom(app)
     return copied
+
+
+def _more_waiting(response: Any) -> bool:
+    """Whether more of the stream has already arrived (the socket is readable right now). Data
+    the HTTP layer has already buffered is not seen, so this can say no too soon, never yes."""
+    try:
+        poller = select.poll()
+        poller.register(response.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll() on this platform, or a closed stream
+        return False
 
 
 def _lines(response: Any) -> Iterator[str]:

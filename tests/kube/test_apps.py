@@ -361,3 +361,36 @@ def test_snapshot_of_one_app_carries_the_live_kservice(
     snapshot = snapshot_app(kube_api, SETTINGS, MYAPP, retry=NO_WAIT)
     assert snapshot.kservice["metadata"]["name"] == KSVC
     assert snapshot.replicas == ()
+
+
+def test_snapshot_of_all_apps_lists_each_kind_once_and_reads_no_revision_by_name(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    for name in ("a1", "a2", "a3"):
+        ksvc = deploy(kube_server, name=name)
+        revision = kube_server.reconcile_kservice(NS, ksvc)
+        kube_server.patch(REVISIONS, NS, revision, {"status": {"actualReplicas": int(name[1])}}, status=True)
+        kube_server.add_revision_pods(NS, ksvc, revision, count=int(name[1]))
+    snapshots = snapshot_apps(kube_api, SETTINGS, retry=NO_WAIT)
+    assert [(s.app.metadata.id.name, s.app.status.current_replicas, len(s.replicas)) for s in snapshots] == [
+        ("a1", 1, 1),
+        ("a2", 2, 2),
+        ("a3", 3, 3),
+    ]
+    assert kube_server.requests_matching("GET", "/revisions/") == ()  # no Revision read by name
+    for kind in ("/services", "/revisions", "/pods"):
+        assert len(kube_server.requests_matching("GET", kind)) == 1
+
+
+def test_snapshot_of_all_apps_reads_each_revision_when_listing_them_is_forbidden(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    ksvc = deploy(kube_server)
+    revision = kube_server.reconcile_kservice(NS, ksvc)
+    kube_server.patch(REVISIONS, NS, revision, {"status": {"actualReplicas": 2}}, status=True)
+    kube_server.fail_next(403, times=1, method="GET", path_contains="/revisions")  # the LIST
+    with caplog.at_level(logging.WARNING):
+        (snapshot,) = snapshot_apps(kube_api, SETTINGS, retry=NO_WAIT)
+    assert snapshot.app.status.current_replicas == 2
+    assert len(kube_server.requests_matching("GET", f"/revisions/{revision}")) == 1
+    assert "reading each app's Revision instead" in caplog.text

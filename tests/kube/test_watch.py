@@ -26,13 +26,15 @@ from flyte_apps.kube.retry import RetryPolicy
 from flyte_apps.kube.target import KubeTarget, build_api_client
 from flyte_apps.kube.watch import Subscription, WatchHub, WatchTarget, event_app
 from tests.fakes.kube_api import FakeKubeApi
-from tests.fakes.kube_semantics import KSERVICES
+from tests.fakes.kube_semantics import KSERVICES, REVISIONS
 from tests.support.config import minimal_config
 
 NS = "flyte"
 FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
 EVENT_TIMEOUT = 5.0
 QUIET = 0.3
+HUB_WATCHES = 2
+"""A hub watches KServices, and Revisions for the replica counts."""
 
 HubFactory = Callable[..., WatchHub]
 
@@ -272,10 +274,10 @@ def test_in_stream_410_relists_without_loss_or_duplicates(
     hub = make_hub()
     subscription = hub.subscribe()
     take(subscription, 2)
-    wait_until(lambda: kube_server.open_watches == 1, "the hub's watch")
+    wait_until(lambda: kube_server.open_watches == HUB_WATCHES, "the hub's watches")
     kube_server.add_latency(0.3, times=1, method="GET", path_contains="/services")  # holds the relist back
     kube_server.compact_history()
-    assert kube_server.expire_watches() == 1  # an ERROR event with code 410, then the watch ends
+    assert kube_server.expire_watches() == HUB_WATCHES  # an ERROR event with code 410, then each ends
     changes_the_watch_cannot_see(kube_server, first, second)
 
     assert sorted(describe(e) for e in take(subscription, 3)) == EXPECTED_RECOVERY
@@ -293,7 +295,7 @@ def test_http_410_on_rewatch_relists_without_loss_or_duplicates(
     hub = make_hub(watch_timeout_seconds=1)
     subscription = hub.subscribe()
     take(subscription, 2)
-    wait_until(lambda: kube_server.open_watches == 1, "the hub's watch")
+    wait_until(lambda: kube_server.open_watches == HUB_WATCHES, "the hub's watches")
     kube_server.add_pod(NS, "unrelated")  # history moves on without a KService event for the hub
     kube_server.compact_history()
     watches = watch_requests(kube_server)
@@ -314,7 +316,7 @@ def test_dropped_connection_relists_without_loss_or_duplicates(
     hub = make_hub()
     subscription = hub.subscribe()
     take(subscription, 2)
-    wait_until(lambda: kube_server.open_watches == 1, "the hub's watch")
+    wait_until(lambda: kube_server.open_watches == HUB_WATCHES, "the hub's watches")
     changes_the_watch_cannot_see(kube_server, first, second)
 
     assert sorted(describe(e) for e in take(subscription, 3)) == EXPECTED_RECOVERY
@@ -364,7 +366,7 @@ def test_stop_interrupts_a_long_watch_and_closes_subscriptions(
     hub = make_hub(watch_timeout_seconds=300)
     subscription = hub.subscribe()
     take(subscription, 1)
-    wait_until(lambda: kube_server.open_watches == 1, "the hub's watch")
+    wait_until(lambda: kube_server.open_watches == HUB_WATCHES, "the hub's watches")
     began = time.monotonic()
     hub.stop()
     assert time.monotonic() - began < 2
@@ -380,3 +382,111 @@ def test_start_fails_with_the_api_error_when_the_namespace_cannot_be_listed(
     with pytest.raises(KubeForbidden) as err:
         make_hub()
     assert "forbidden: RBAC must allow verb 'list' on 'services.serving.knative.dev'" in str(err.value)
+
+
+# --- replica counts and fan-out ----------------------------------------------------------------------
+
+
+def revision_gets(server: FakeKubeApi) -> int:
+    """GETs of one Revision by name (upstream makes one per event)."""
+    return len(server.requests_matching("GET", "/revisions/"))
+
+
+def running_with(server: FakeKubeApi, name: str, replicas: int) -> str:
+    revision = server.reconcile_kservice(NS, name)
+    server.patch(REVISIONS, NS, revision, {"status": {"actualReplicas": replicas}}, status=True)
+    return revision
+
+
+def test_replica_counts_come_from_the_revision_cache_not_a_get_per_event(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    name = deploy(kube_server)
+    revision = running_with(kube_server, name, 3)
+    hub = make_hub()
+    subscription = hub.subscribe()
+    (created,) = take(subscription, 1)
+    assert created.create_event.app.status.current_replicas == 3
+    kube_server.patch(REVISIONS, NS, revision, {"status": {"actualReplicas": 5}}, status=True)
+    counts: list[int] = []
+
+    def updated_count_seen() -> bool:
+        touch(kube_server, name, str(len(counts)))
+        (event,) = take(subscription, 1)
+        counts.append(event.update_event.updated_app.status.current_replicas)
+        return counts[-1] == 5
+
+    wait_until(updated_count_seen, "the new replica count")
+    assert revision_gets(kube_server) == 0
+    assert not hub.reads_revisions_per_event
+
+
+def test_a_revision_the_cache_has_not_seen_yet_is_read_once(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    name = deploy(kube_server)
+    # Every Revision request waits: the KService event of a new Revision arrives before the cache's.
+    kube_server.add_latency(1.0, method="GET", path_contains="/revisions")
+    hub = make_hub()
+    subscription = hub.subscribe()
+    take(subscription, 1)
+    running_with(kube_server, name, 2)
+    (event,) = take(subscription, 1)
+    assert event.update_event.updated_app.status.current_replicas == 2
+    assert revision_gets(kube_server) == 1
+
+
+def test_forbidden_revision_listing_falls_back_to_a_get_per_event_and_says_so_once(
+    kube_server: FakeKubeApi, make_hub: HubFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    name = deploy(kube_server)
+    running_with(kube_server, name, 2)
+    kube_server.fail_next(403, times=1, method="GET", path_contains="/revisions")  # the hub's LIST
+    with caplog.at_level(logging.WARNING):
+        hub = make_hub()
+        subscription = hub.subscribe()
+        (created,) = take(subscription, 1)
+        touch(kube_server, name, "x")
+        (updated,) = take(subscription, 1)
+    assert hub.reads_revisions_per_event
+    assert created.create_event.app.status.current_replicas == 2
+    assert updated.update_event.updated_app.status.current_replicas == 2
+    assert revision_gets(kube_server) == 2  # one per event, as upstream
+    warnings = [r.getMessage() for r in caplog.records if "per event" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "forbidden" in warnings[0]
+    assert "grant list and watch on revisions.serving.knative.dev" in warnings[0]
+
+
+def test_without_read_replicas_the_hub_watches_only_kservices(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    name = deploy(kube_server)
+    running_with(kube_server, name, 2)
+    hub = make_hub(read_replicas=False)
+    subscription = hub.subscribe()
+    (created,) = take(subscription, 1)
+    assert created.create_event.app.status.current_replicas == 0
+    wait_until(lambda: kube_server.open_watches == 1, "the hub's KService watch")
+    assert not kube_server.requests_matching("GET", "/revisions")
+
+
+def test_every_subscriber_gets_the_same_event_built_once(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    name = deploy(kube_server)
+    hub = make_hub()
+    exact = hub.subscribe(WatchTarget(project="proj", domain="dev", name="myapp"))
+    everything = hub.subscribe()
+    by_project = hub.subscribe(WatchTarget(project="proj"))
+    elsewhere = hub.subscribe(WatchTarget(project="other"))
+    for subscription in (exact, everything, by_project):
+        take(subscription, 1)
+    touch(kube_server, name, "shared")
+    received = [take(subscription, 1)[0] for subscription in (exact, everything, by_project)]
+    assert received[0] is received[1] is received[2]
+    assert_quiet(elsewhere)
+    hub.unsubscribe(everything)
+    touch(kube_server, name, "again")
+    assert [describe(e) for e in take(exact, 1)] == [("update", "proj/dev/myapp")]
+    assert everything.get(QUIET) is None
