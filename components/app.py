@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_kubernetes.apiextensions import CustomResource
 
+from components.adopt import import_options
 from components.reaper import RevisionReaper, RevisionReaperArgs
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import AppPlan
@@ -28,16 +29,10 @@ class FlyteApp(pulumi.ComponentResource):
 
     kservice: CustomResource
     """The Knative Service (``serving.knative.dev/v1``)."""
-    kservice_name: pulumi.Output[str]
-    """The KService name (Flyte's ``KServiceName``)."""
-    namespace: pulumi.Output[str]
-    public_url: pulumi.Output[str | None]
-    """The public URL, or None for a cluster-local app or without a base domain."""
-    internal_url: pulumi.Output[str]
-    spec_sha: pulumi.Output[str]
-    """``flyte.org/spec-sha`` of the app's spec."""
     reaper: RevisionReaper | None
     """Present only while the app is stopped (and not in render mode)."""
+    plan: AppPlan
+    """What the outputs below are made from (already planned: every value is known)."""
 
     def __init__(self, name: str, args: FlyteAppArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(c.TYPE_FLYTE_APP, name, None, opts)
@@ -50,7 +45,8 @@ class FlyteApp(pulumi.ComponentResource):
             kind=manifest["kind"],
             metadata=manifest["metadata"],
             spec=manifest["spec"],
-            opts=child,
+            # Adoption (components.adopt): the import option when `adopt: true`, else nothing.
+            opts=pulumi.ResourceOptions.merge(child, import_options(plan)),
         )
         self.reaper = None
         if plan.config.input.stopped and args.reaper_timeout_seconds is not None:
@@ -64,17 +60,41 @@ class FlyteApp(pulumi.ComponentResource):
                 ),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.kservice]),
             )
-        self.kservice_name = pulumi.Output.from_input(plan.kservice_name)
-        self.namespace = pulumi.Output.from_input(plan.namespace)
-        self.public_url = pulumi.Output.from_input(plan.public_url)
-        self.internal_url = pulumi.Output.from_input(plan.internal_url)
-        self.spec_sha = pulumi.Output.from_input(plan.blob.sha)
+        self.plan = plan
+        # Plain values: they are known at plan time, and the engine records the same outputs as from
+        # ``Output``s, without five futures per app (a stack of thousands of apps felt them).
         self.register_outputs(
             {
-                "kserviceName": self.kservice_name,
-                "namespace": self.namespace,
-                "publicUrl": self.public_url,
-                "internalUrl": self.internal_url,
-                "specSha": self.spec_sha,
+                "kserviceName": plan.kservice_name,
+                "namespace": plan.namespace,
+                "publicUrl": plan.public_url,
+                "internalUrl": plan.internal_url,
+                "specSha": plan.blob.sha,
             }
         )
+
+    # The typed outputs are made when asked for: a program rarely reads them (the stack export uses
+    # the plan's plain values), and each ``Output`` costs futures and a task in the SDK's loop.
+
+    @property
+    def kservice_name(self) -> pulumi.Output[str]:
+        """The KService name (Flyte's ``KServiceName``)."""
+        return pulumi.Output.from_input(self.plan.kservice_name)
+
+    @property
+    def namespace(self) -> pulumi.Output[str]:
+        return pulumi.Output.from_input(self.plan.namespace)
+
+    @property
+    def public_url(self) -> pulumi.Output[str | None]:
+        """The public URL, or None for a cluster-local app or without a base domain."""
+        return pulumi.Output.from_input(self.plan.public_url)
+
+    @property
+    def internal_url(self) -> pulumi.Output[str]:
+        return pulumi.Output.from_input(self.plan.internal_url)
+
+    @property
+    def spec_sha(self) -> pulumi.Output[str]:
+        """``flyte.org/spec-sha`` of the app's spec."""
+        return pulumi.Output.from_input(self.plan.blob.sha)

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.adopt import upsert_provider, upserts
 from components.app import FlyteApp, FlyteAppArgs
 from components.domains import register_custom_domains
 from flyte_apps.core.durations import NANOS_PER_SECOND
@@ -51,11 +52,18 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
     # In render mode nothing may talk to a cluster, so stopped apps get no reaper.
     reaper_timeout = None if settings.render_yaml_to_directory else settings.reaper_timeout / NANOS_PER_SECOND
     apps = {}
+    # `adopt: upsert` apps go through a provider that updates their existing KService in place.
+    upsert = (
+        upsert_provider(cluster.kubeconfig, cluster.context)
+        if any(upserts(app) for app in plan.apps)
+        else None
+    )
     for app in plan.apps:
+        app_provider = upsert if upsert is not None and upserts(app) else provider
         apps[app.key] = FlyteApp(
             app.kservice_name,
             FlyteAppArgs(plan=app, reaper_timeout_seconds=reaper_timeout),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace, *knative]),
+            opts=pulumi.ResourceOptions(provider=app_provider, depends_on=[namespace, *knative]),
         )
         # Beside the app, not inside it: a DomainMapping is the app's route, not part of its KService.
         register_custom_domains(

@@ -3,36 +3,40 @@ which app a NAME means, and how domain errors become exit codes (and nothing els
 
 from __future__ import annotations
 
-import errno
-import os
-import select
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn, TypeVar
 
 import typer
-from kubernetes import client as k8s
 
-from flyte_apps.cli.stackfile import plan_stack_files
+# Re-exported: the exit codes and stdout helpers live in exits (standard library only).
+from flyte_apps.cli.exits import EXIT_CLUSTER as EXIT_CLUSTER
+from flyte_apps.cli.exits import EXIT_DRIFT as EXIT_DRIFT
+from flyte_apps.cli.exits import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from flyte_apps.cli.exits import EXIT_NOT_FOUND as EXIT_NOT_FOUND
+from flyte_apps.cli.exits import EXIT_OK as EXIT_OK
+from flyte_apps.cli.exits import EXIT_USAGE as EXIT_USAGE
+from flyte_apps.cli.exits import silence_stdout as silence_stdout
+from flyte_apps.cli.exits import silence_stdout_if_reader_gone as silence_stdout_if_reader_gone
+from flyte_apps.cli.exits import stdout_reader_gone as stdout_reader_gone
+from flyte_apps.cli.exits import stop_if_reader_gone as stop_if_reader_gone
 from flyte_apps.core import constants as c
-from flyte_apps.core.config.models import AppId, PlatformConfig
 from flyte_apps.core.errors import ConfigError, FlyteAppsError
-from flyte_apps.core.plan import StackPlan
-from flyte_apps.core.stack import load_stack_config
-from flyte_apps.kube.api import list_custom_objects
 from flyte_apps.kube.errors import KubeConfigError, KubeError, KubeNotFound
-from flyte_apps.kube.target import KubeTarget, build_api_client
+
+if TYPE_CHECKING:
+    # The Kubernetes client, the planner and the models are imported where used, not here: every
+    # command imports this module, and `render --help` should not pay for them (bench/startup.py).
+    from kubernetes import client as k8s
+
+    from flyte_apps.core.config.models import AppId, PlatformConfig
+    from flyte_apps.core.plan import StackPlan
+    from flyte_apps.kube.retry import RetryPolicy
+    from flyte_apps.kube.target import KubeTarget
 
 T = TypeVar("T")
-
-EXIT_OK: Final = 0
-EXIT_NOT_FOUND: Final = 1
-EXIT_USAGE: Final = 2
-EXIT_CLUSTER: Final = 3
-EXIT_INTERRUPTED: Final = 130
 
 StackOption = Annotated[
     str | None,
@@ -40,6 +44,15 @@ StackOption = Annotated[
         "--stack", "-s", help="Stack name: reads Pulumi.yaml, then Pulumi.<STACK>.yaml. Default: dev."
     ),
 ]
+LiveStackOption = Annotated[
+    str | None,
+    typer.Option(
+        "--stack",
+        "-s",
+        help="Stack name: reads Pulumi.yaml, then Pulumi.<STACK>.yaml (default: no stack is read).",
+    ),
+]
+"""``--stack`` of the cluster-facing commands, which read no stack file unless given one."""
 ConfigOption = Annotated[
     Path | None,
     typer.Option("--config", "-c", help="A Pulumi.<stack>.yaml-shaped file to read instead of --stack."),
@@ -52,6 +65,17 @@ KubeconfigOption = Annotated[
     typer.Option(
         "--kubeconfig",
         help="Kubeconfig path (default: the stack's kubernetes:kubeconfig, KUBECONFIG, ~/.kube/config).",
+    ),
+]
+DEFAULT_REQUEST_TIMEOUT: Final = "30s"
+"""``--request-timeout``'s default, as kubectl spells it (``kube.retry.DEFAULT_CALL_TIMEOUT``)."""
+RequestTimeoutOption = Annotated[
+    str,
+    typer.Option(
+        "--request-timeout",
+        metavar="DURATION",
+        help="How long one call to the cluster may take, retries included: seconds or a Go duration "
+        "(30s, 1m); 0: no limit. As kubectl's flag.",
     ),
 ]
 ContextOption = Annotated[str | None, typer.Option("--context", help="Kubeconfig context to use.")]
@@ -77,14 +101,54 @@ class ClusterView:
     plan: StackPlan | None
     target: KubeTarget
     stack_target: KubeTarget
+    request_timeout: float | None
+    """Seconds a call to the cluster may take, retries included (``--request-timeout``; None: 0)."""
 
     def client(self) -> k8s.ApiClient:
         """A new API client (explicit flags, then the stack's kubernetes:* config, env, home, in-cluster)."""
+        from flyte_apps.kube.target import build_api_client
+
         return build_api_client(self.target, stack=self.stack_target)
 
     @property
     def namespace(self) -> str:
         return self.platform.settings.namespace
+
+    def retry(self, base: RetryPolicy | None = None) -> RetryPolicy:
+        """``base`` (default: the kube layer's) bounded by ``--request-timeout``."""
+        from dataclasses import replace
+
+        from flyte_apps.kube.retry import DEFAULT_RETRY
+
+        return replace(base or DEFAULT_RETRY, timeout=self.request_timeout)
+
+
+def parse_request_timeout(text: str) -> float | None:
+    """``--request-timeout`` as kubectl reads it: a whole number of seconds or a Go duration
+    (``30s``, ``1m``, ``1.5s``); 0 means no limit (None). Anything else is a usage error."""
+    from flyte_apps.core.bounds import shown
+    from flyte_apps.core.durations import NANOS_PER_SECOND, DurationSyntaxError, parse_duration
+
+    nanos: int | None = None
+    stripped = text.strip()
+    if stripped.isascii() and stripped.isdigit() and len(stripped) <= _MAX_TIMEOUT_DIGITS:
+        nanos = int(stripped) * NANOS_PER_SECOND
+    else:
+        try:
+            nanos = parse_duration(stripped)
+        except DurationSyntaxError:
+            nanos = None
+    if nanos is None or nanos < 0:
+        fail(
+            EXIT_USAGE,
+            f"--request-timeout: {shown(text)} is not a timeout: give whole seconds or a Go duration "
+            "such as 30s or 1m (0: no limit)",
+        )
+    return nanos / NANOS_PER_SECOND if nanos else None
+
+
+_MAX_TIMEOUT_DIGITS: Final = 12
+"""A bare number of seconds longer than this is refused before it is multiplied (about 31,000 years)."""
 
 
 def load_view(
@@ -96,11 +160,18 @@ def load_view(
     context: str | None,
     namespace: str | None,
     base_domain: str | None,
+    request_timeout: str = DEFAULT_REQUEST_TIMEOUT,
 ) -> ClusterView:
     """Read the platform settings from ``--stack``/``--config`` when one is given (else Flyte's
-    defaults), then apply ``--namespace``/``--base-domain`` on top."""
+    defaults), then apply ``--namespace``/``--base-domain`` on top; ``request_timeout`` is
+    ``--request-timeout``'s text."""
+    from flyte_apps.cli.stackfile import plan_stack_files
+    from flyte_apps.core.stack import load_stack_config
+    from flyte_apps.kube.target import KubeTarget
+
     if stack is not None and config is not None:
         fail(EXIT_USAGE, "give --stack or --config, not both")
+    timeout = parse_request_timeout(request_timeout)
     raw: dict[str, object] = {}
     plan: StackPlan | None = None
     if stack is not None or config is not None:
@@ -127,6 +198,7 @@ def load_view(
             kubeconfig=_str_or_none(raw.get(c.CONFIG_KUBECONFIG)),
             context=_str_or_none(raw.get(c.CONFIG_KUBE_CONTEXT)),
         ),
+        request_timeout=timeout,
     )
 
 
@@ -137,6 +209,9 @@ def resolve_app(
 
     A name that still matches several apps is a usage error listing them (exit 2); none is exit 1.
     """
+    from flyte_apps.core.config.models import AppId
+    from flyte_apps.kube.api import list_custom_objects
+
     if project is not None and domain is not None:
         return AppId(org="", project=project, domain=domain, name=name)
     if view.plan is not None:
@@ -167,6 +242,7 @@ def resolve_app(
         plural=c.KSERVICE_PLURAL,
         namespace=view.namespace,
         label_selector=",".join(selector),
+        retry=view.retry(),
     )
     found = sorted(
         {
@@ -234,39 +310,3 @@ def _stack_default(raw: dict[str, object], key: str) -> str | None:
 
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def stdout_reader_gone() -> bool:
-    """Whether standard output is a pipe whose reading end was closed (click turns the resulting
-    ``EPIPE`` into exit 1; it is not a failure of ours)."""
-    try:
-        poller = select.poll()
-        poller.register(sys.__stdout__.fileno() if sys.__stdout__ else 1, select.POLLOUT)
-        return any(events & select.POLLERR for _, events in poller.poll(0))
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-def stop_if_reader_gone() -> None:
-    """Raise ``BrokenPipeError`` when nobody reads standard output any more: a command calls it before
-    writing anything else (a summary on stderr, more records), so that ``| head`` ends it quietly.
-
-    Needed because a large write into a pipe that closes half-way can return without an error (the
-    rest stays in Python's buffer until exit)."""
-    if stdout_reader_gone():
-        raise BrokenPipeError(errno.EPIPE, "standard output was closed by its reader")
-
-
-def silence_stdout_if_reader_gone() -> None:
-    if stdout_reader_gone():
-        silence_stdout()
-
-
-def silence_stdout() -> None:
-    """Point standard output at /dev/null, so the interpreter's final flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
-        os.close(devnull)
-    except (AttributeError, OSError, ValueError):
-        pass

@@ -27,16 +27,18 @@ import typer
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
+    DEFAULT_REQUEST_TIMEOUT,
     BaseDomainOption,
     ClusterView,
     ConfigOption,
     ContextOption,
     DomainOption,
     KubeconfigOption,
+    LiveStackOption,
     NamespaceOption,
     ProjectDirOption,
     ProjectOption,
-    StackOption,
+    RequestTimeoutOption,
     load_view,
     resolve_app,
     translate_errors,
@@ -241,18 +243,16 @@ def register(
         tail: TailOption = DEFAULT_TAIL_LINES,
         timestamps: TimestampsOption = False,
         output: OutputOption = OutputFormat.TEXT,
-        stack: StackOption = None,
+        stack: LiveStackOption = None,
         config: ConfigOption = None,
         project_dir: ProjectDirOption = Path(),
         kubeconfig: KubeconfigOption = None,
         context: ContextOption = None,
         namespace: NamespaceOption = None,
         base_domain: BaseDomainOption = None,
+        request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
         """Print an app's logs, from every replica or one (--replica); --follow streams new lines."""
-        options = LogOptions(
-            follow=follow, tail=None if tail < 0 else tail, poll_interval=poll_interval, retry=retry
-        )
         style = LineStyle(output=output, prefix=replica is None, timestamps=timestamps)
         with translate_errors():
             view = load_view(
@@ -263,6 +263,13 @@ def register(
                 context=context,
                 namespace=namespace,
                 base_domain=base_domain,
+                request_timeout=request_timeout,
+            )
+            options = LogOptions(
+                follow=follow,
+                tail=None if tail < 0 else tail,
+                poll_interval=poll_interval,
+                retry=view.retry(retry),
             )
             with_client(
                 view,

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
@@ -20,10 +20,9 @@ from flyte_apps.cli.common import (
     fail,
     translate_errors,
 )
-from flyte_apps.cli.stackfile import plan_stack_files
-from flyte_apps.core.jsonout import json_document, to_json_list
-from flyte_apps.core.objects import RenderedObject
-from flyte_apps.core.yamlout import document, file_name, to_yaml
+
+if TYPE_CHECKING:
+    from flyte_apps.core.objects import RenderedObject
 
 OWN_FILE: Final = re.compile(r"^\d{3}-[a-z0-9]+-[^/]+\.(yaml|json)$")
 """The names ``--out-dir`` gives its files (``NNN-<kind>-<name>.yaml``): the only files it removes."""
@@ -71,6 +70,12 @@ def render(
     project_dir: ProjectDirOption = Path(),
 ) -> None:
     """Print every Kubernetes object the stack would apply, in apply order (offline)."""
+    # The planner and the writers are imported here, not at the top: `render --help` does not pay
+    # for them (bench/startup.py).
+    from flyte_apps.cli.stackfile import plan_stack_files
+    from flyte_apps.core.jsonout import to_json_list
+    from flyte_apps.core.yamlout import to_yaml
+
     with translate_errors():
         if stack is not None and config is not None:
             fail(EXIT_USAGE, "give --stack or --config, not both")
@@ -98,6 +103,9 @@ def write_objects(
     """One file per object, numbered in apply order; then the directory's other files of ours (from
     an earlier run, for objects the stack no longer has) are removed, so that ``kubectl apply -f DIR``
     never redeploys a removed app. Files of any other name are left alone."""
+    from flyte_apps.core.jsonout import json_document
+    from flyte_apps.core.yamlout import document, file_name
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):

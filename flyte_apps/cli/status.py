@@ -16,16 +16,19 @@ from google.protobuf.json_format import MessageToDict
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
+    DEFAULT_REQUEST_TIMEOUT,
+    EXIT_DRIFT,
     EXIT_NOT_FOUND,
     BaseDomainOption,
     ConfigOption,
     ContextOption,
     DomainOption,
     KubeconfigOption,
+    LiveStackOption,
     NamespaceOption,
     ProjectDirOption,
     ProjectOption,
-    StackOption,
+    RequestTimeoutOption,
     fail,
     load_view,
     resolve_app,
@@ -39,9 +42,11 @@ from flyte_apps.core.status import (
     Drift,
     app_key,
     find_drift,
+    latest_ready_revision,
     summarize,
 )
 from flyte_apps.core.status_details import status_extras
+from flyte_apps.core.yamlout import dump_yaml
 from flyte_apps.kube.apps import AppSettings, AppSnapshot, snapshot_app, snapshot_apps
 from flyte_apps.kube.domains import list_domain_mappings
 
@@ -54,12 +59,17 @@ PHASE_COLOURS: Final = {
     PHASE_UNKNOWN: typer.colors.WHITE,
 }
 _COLUMNS: Final = ("APP", "PHASE", "REPLICAS", "URL", "AGE", "MESSAGE")
+_WIDE_COLUMNS: Final = ("APP", "PHASE", "REPLICAS", "URL", "AGE", "PODS", "REVISION", "MESSAGE")
+_NONE: Final = "-"
 _NO_URL: Final = "-"
+ADOPT_MISSING: Final = "adopt: no live KService"
 
 
 class StatusFormat(StrEnum):
     table = "table"
+    wide = "wide"
     json = "json"
+    yaml = "yaml"
 
 
 def register(app: typer.Typer) -> None:
@@ -72,15 +82,30 @@ def status(
     project: ProjectOption = None,
     domain: DomainOption = None,
     output: Annotated[
-        StatusFormat, typer.Option("--output", "-o", help="table, or json (protobuf JSON of App/Replica).")
+        StatusFormat,
+        typer.Option(
+            "--output",
+            "-o",
+            help="table; wide (adds the replicas' pod names and revision); json (protobuf JSON of"
+            " App/Replica); yaml (the same data as json).",
+        ),
     ] = StatusFormat.table,
-    stack: StackOption = None,
+    *,
+    exit_code: Annotated[
+        bool,
+        typer.Option(
+            "--exit-code",
+            help=f"Exit {EXIT_DRIFT} when the cluster drifts from the stack (0 without), for CI.",
+        ),
+    ] = False,
+    stack: LiveStackOption = None,
     config: ConfigOption = None,
     project_dir: ProjectDirOption = Path(),
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     namespace: NamespaceOption = None,
     base_domain: BaseDomainOption = None,
+    request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
 ) -> None:
     """Show apps (phase, replicas, URL, age, message); with --stack/--config, also drift from the stack."""
     with translate_errors(), warnings_to_stderr():
@@ -92,16 +117,20 @@ def status(
             context=context,
             namespace=namespace,
             base_domain=base_domain,
+            request_timeout=request_timeout,
         )
+        retry = view.retry()
         settings = AppSettings.from_platform(view.platform)
         now = datetime.now(UTC)
 
         def fetch(api: k8s.ApiClient) -> list[AppSnapshot]:
             if name is None:
-                return snapshot_apps(api, settings, project=project or "", domain=domain or "", now=now)
+                return snapshot_apps(
+                    api, settings, project=project or "", domain=domain or "", now=now, retry=retry
+                )
             app_id = resolve_app(view, api, name=name, project=project, domain=domain)
             try:
-                return [snapshot_app(api, settings, app_id, now=now)]
+                return [snapshot_app(api, settings, app_id, now=now, retry=retry)]
             except AppConversionError as exc:
                 fail(EXIT_NOT_FOUND, str(exc))
 
@@ -111,7 +140,7 @@ def status(
             app_key(s.app.metadata.id): drift_of(s, plans.get(app_key(s.app.metadata.id))) for s in snapshots
         }
         # Profile, links and custom URLs, and DomainMappings exposing stopped apps (core.status_details).
-        mappings = with_client(view, lambda api: list_domain_mappings(api, settings.namespace))
+        mappings = with_client(view, lambda api: list_domain_mappings(api, settings.namespace, retry=retry))
         extras = status_extras([(s.app, s.kservice) for s in snapshots], mappings.items, settings.namespace)
         for key, found in extras.drift.items():
             drift[key] = [*drift.get(key, []), *found]
@@ -126,29 +155,46 @@ def status(
                 and project in (None, plan.config.id.project)
                 and domain in (None, plan.config.id.domain)
             )
-        if output is StatusFormat.json:
+        drifted = bool(missing) or any(drift.values())
+        if output in (StatusFormat.json, StatusFormat.yaml):
             entries = status_json(snapshots, drift)
             for entry, snapshot in zip(entries, snapshots, strict=True):
                 entry.update(extras.json_fields(app_key(snapshot.app.metadata.id)))
-            typer.echo(json.dumps(entries, indent=2))
+            if output is StatusFormat.yaml:
+                typer.echo(dump_yaml(entries), nl=False)
+            else:
+                typer.echo(json.dumps(entries, indent=2))
+            exit_on_drift(drifted=drifted and exit_code)
             return
         if not snapshots:
             typer.echo(f"no apps found in namespace {settings.namespace}", err=True)
         else:
-            for line in status_table(snapshots, now=now):
+            for line in status_table(snapshots, now=now, wide=output is StatusFormat.wide):
                 typer.echo(line)
             details = extras.lines()
             for line in ["", *details] if details else []:
                 typer.echo(line)
         notes = [(key, d.message) for key, found in drift.items() for d in found]
-        notes += [
-            (key, "in the stack but not in the cluster: the next `pulumi up` creates it") for key in missing
-        ]
+        notes += [(key, missing_note(plans[key])) for key in missing]
         if notes:
             typer.echo("")
             typer.secho("drift:", fg=typer.colors.YELLOW, bold=True)
             for key, message in notes:
                 typer.secho(f"  {key}: {message}", fg=typer.colors.YELLOW)
+        exit_on_drift(drifted=drifted and exit_code)
+
+
+def exit_on_drift(*, drifted: bool) -> None:
+    """``--exit-code``: drift from the stack is exit 4, for CI (the output is written first)."""
+    if drifted:
+        raise typer.Exit(EXIT_DRIFT)
+
+
+def missing_note(plan: AppPlan) -> str:
+    """Why an app of the stack that the cluster does not have is drift."""
+    if plan.config.input.adopt:
+        return f"{ADOPT_MISSING}: `pulumi up` would create it instead of adopting it"
+    return "in the stack but not in the cluster: the next `pulumi up` creates it"
 
 
 def drift_of(snapshot: AppSnapshot, plan: AppPlan | None) -> list[Drift]:
@@ -178,8 +224,10 @@ def status_json(snapshots: Sequence[AppSnapshot], drift: dict[str, list[Drift]])
     return result
 
 
-def status_table(snapshots: Sequence[AppSnapshot], *, now: datetime) -> list[str]:
-    """Aligned rows; the phase is coloured (click drops colour when stdout is not a terminal)."""
+def status_table(snapshots: Sequence[AppSnapshot], *, now: datetime, wide: bool = False) -> list[str]:
+    """Aligned rows; the phase is coloured (click drops colour when stdout is not a terminal).
+    ``wide`` adds the replicas' pod names and the revision they run."""
+    columns = _WIDE_COLUMNS if wide else _COLUMNS
     rows = []
     for snapshot in snapshots:
         app = snapshot.app
@@ -192,13 +240,14 @@ def status_table(snapshots: Sequence[AppSnapshot], *, now: datetime) -> list[str
                 str(app.status.current_replicas),
                 app.status.ingress.public_url or _NO_URL,
                 age(created, now) if created is not None else "-",
+                *(replica_columns(snapshot) if wide else ()),
                 message,
             )
         )
-    widths = [max(len(row[i]) for row in [_COLUMNS, *rows]) for i in range(len(_COLUMNS) - 1)]
+    widths = [max(len(row[i]) for row in [columns, *rows]) for i in range(len(columns) - 1)]
     lines = [
         "  ".join(
-            [*(title.ljust(width) for title, width in zip(_COLUMNS[:-1], widths, strict=True)), _COLUMNS[-1]]
+            [*(title.ljust(width) for title, width in zip(columns[:-1], widths, strict=True)), columns[-1]]
         )
     ]
     for row in rows:
@@ -206,6 +255,13 @@ def status_table(snapshots: Sequence[AppSnapshot], *, now: datetime) -> list[str
         cells[1] = typer.style(cells[1], fg=PHASE_COLOURS.get(row[1]), bold=row[1] == "FAILED")
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     return lines
+
+
+def replica_columns(snapshot: AppSnapshot) -> tuple[str, str]:
+    """``wide``'s PODS and REVISION cells: the replicas' pod names, and the Knative revision they
+    belong to (the latest ready one: the replicas are its pods, see ``flyte_apps.kube.replicas``)."""
+    pods = ",".join(replica.metadata.id.name for replica in snapshot.replicas)
+    return pods or _NONE, latest_ready_revision(snapshot.kservice) or _NONE
 
 
 def age(created: datetime, now: datetime) -> str:

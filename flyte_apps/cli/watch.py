@@ -15,16 +15,18 @@ from google.protobuf.json_format import MessageToDict
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
+    DEFAULT_REQUEST_TIMEOUT,
     BaseDomainOption,
     ClusterView,
     ConfigOption,
     ContextOption,
     DomainOption,
     KubeconfigOption,
+    LiveStackOption,
     NamespaceOption,
     ProjectDirOption,
     ProjectOption,
-    StackOption,
+    RequestTimeoutOption,
     load_view,
     resolve_app,
     translate_errors,
@@ -58,13 +60,14 @@ def watch(
     output: Annotated[
         WatchFormat, typer.Option("--output", "-o", help="text, or json (one WatchResponse per line).")
     ] = WatchFormat.text,
-    stack: StackOption = None,
+    stack: LiveStackOption = None,
     config: ConfigOption = None,
     project_dir: ProjectDirOption = Path(),
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     namespace: NamespaceOption = None,
     base_domain: BaseDomainOption = None,
+    request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
     max_events: Annotated[
         int | None, typer.Option("--max-events", hidden=True, min=1, help="Exit after this many events.")
     ] = None,
@@ -82,6 +85,7 @@ def watch(
             context=context,
             namespace=namespace,
             base_domain=base_domain,
+            request_timeout=request_timeout,
         )
         target = with_client(view, lambda api: watch_target(view, api, name, project, domain))
         settings = view.platform.settings
@@ -92,6 +96,7 @@ def watch(
             scheme=settings.scheme,
             ingress_apps_port=settings.ingress_apps_port,
             buffer_size=settings.watch_buffer_size,
+            retry=view.retry(),
         )
         hub.start()
         try:
@@ -99,6 +104,8 @@ def watch(
             stream(subscription, output=output, max_events=max_events, timeout=timeout)
         finally:
             hub.stop()
+        if subscription.failure is not None:
+            raise subscription.failure  # the hub gave up: the cluster kept answering garbage
 
 
 def watch_target(
@@ -130,7 +137,9 @@ def _in_cluster(
     view: ClusterView, api: k8s.ApiClient, name: str, project: str | None, domain: str | None
 ) -> bool:
     selector = f"{app_selector(project or '', domain or '')},{c.LABEL_APP_NAME}={name}"
-    items, _, _ = list_kservices_page(api, view.namespace, label_selector=selector, limit=1)
+    items, _, _ = list_kservices_page(
+        api, view.namespace, label_selector=selector, limit=1, retry=view.retry()
+    )
     return bool(items)
 
 

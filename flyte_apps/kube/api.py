@@ -3,7 +3,9 @@
 Each helper is one ``kubernetes`` API method behind :func:`~flyte_apps.kube.retry.call` (retries,
 errors naming the object), with a per-request timeout so a hung API server cannot hang
 ``pulumi up``, and with lists that follow ``continue`` tokens page by page. Deletes treat 404 as
-done, so deleting twice is not an error.
+done, so deleting twice is not an error. Every answer is checked at the edge: an object that is not
+a JSON object, a list page without a list of objects, or a ``continue`` token that repeats is a
+:class:`~flyte_apps.kube.errors.KubeBadResponse` naming the call.
 """
 
 from __future__ import annotations
@@ -13,9 +15,18 @@ from typing import Any, Final, TypeVar, cast
 
 from kubernetes import client as k8s
 
+from flyte_apps.core.bounds import shown
 from flyte_apps.core.constants import KNATIVE_GROUP, KNATIVE_VERSION
 from flyte_apps.kube.errors import KubeNotFound
-from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
+from flyte_apps.kube.retry import (
+    DEFAULT_RETRY,
+    KubeOperation,
+    RetryPolicy,
+    bad_response,
+    call,
+    describe,
+    expect_object,
+)
 
 T = TypeVar("T")
 
@@ -59,7 +70,44 @@ def get_custom_object(
         retry=retry,
         host=_host(api),
     )
-    return cast(dict[str, Any], result)
+    return expect_object(result, op, _host(api))
+
+
+def list_page(page: object, op: KubeOperation, host: str) -> tuple[list[dict[str, Any]], str, str]:
+    """A list answer as ``(items, continue token, resourceVersion)``, checked: a JSON object whose
+    ``items`` is a list of JSON objects and whose ``metadata`` is an object; else
+    :class:`KubeBadResponse` naming the list and what was wrong."""
+    data = expect_object(page, op, host)
+    items = _or_empty(data.get("items"), [])
+    metadata = _or_empty(data.get("metadata"), {})
+    if not isinstance(items, list):
+        raise bad_response(op, host, f"'items' is {describe(items)}, not a list")
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(_or_empty(item.get("metadata"), {}), dict):
+            raise bad_response(op, host, f"item {index} is {describe(item)}, not a Kubernetes object")
+    if not isinstance(metadata, dict):
+        raise bad_response(op, host, f"'metadata' is {describe(metadata)}, not an object")
+    token, version = metadata.get("continue") or "", metadata.get("resourceVersion") or ""
+    if not isinstance(token, str) or not isinstance(version, str):
+        raise bad_response(op, host, f"list metadata {describe(metadata)} has a token that is not text")
+    return cast(list[dict[str, Any]], items), token, version
+
+
+def _or_empty(value: object, empty: object) -> object:
+    """``value``, or ``empty`` for an absent field (JSON null); a falsy value of the wrong type
+    (``[]`` for an object) stays, to be refused."""
+    return empty if value is None else value
+
+
+def check_token(seen: set[str], token: str | None, op: KubeOperation, host: str) -> str | None:
+    """``token`` (None or empty: the last page), remembered in ``seen``; a token the list already
+    answered is :class:`KubeBadResponse` (following it would loop forever)."""
+    if not token:
+        return None
+    if token in seen:
+        raise bad_response(op, host, f"the continue token {shown(token)} repeats (the list would never end)")
+    seen.add(token)
+    return token
 
 
 def get_knative_object(
@@ -84,12 +132,16 @@ def get_knative_object(
     )
 
 
-def _pages(fetch: Callable[[str | None], tuple[list[T], str | None]]) -> Iterator[T]:
+def _pages(
+    fetch: Callable[[str | None], tuple[list[T], str | None]], op: KubeOperation, host: str
+) -> Iterator[T]:
     token: str | None = None
+    seen: set[str] = set()
     while True:
         items, token = fetch(token)
         yield from items
-        if not token:
+        token = check_token(seen, token, op, host)
+        if token is None:
             return
 
 
@@ -124,10 +176,10 @@ def list_custom_objects(
             retry=retry,
             host=_host(api),
         )
-        data = cast(dict[str, Any], page)
-        return list(data.get("items") or []), (data.get("metadata") or {}).get("continue")
+        items, token, _ = list_page(page, op, _host(api))
+        return items, token
 
-    return list(_pages(fetch))
+    return list(_pages(fetch, op, _host(api)))
 
 
 def delete_custom_object(
@@ -170,15 +222,19 @@ def get_pod(
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
 ) -> k8s.V1Pod:
     """Read one pod; :class:`KubeNotFound` if it does not exist."""
-    return call(
+    op = KubeOperation("get", "pods", namespace, name)
+    pod = call(
         k8s.CoreV1Api(api).read_namespaced_pod,
         name,
         namespace,
         _request_timeout=request_timeout,
-        op=KubeOperation("get", "pods", namespace, name),
+        op=op,
         retry=retry,
         host=_host(api),
     )
+    if not isinstance(pod, k8s.V1Pod):
+        raise bad_response(op, _host(api), f"expected a pod, got {describe(pod)}")
+    return pod
 
 
 def list_pods(
@@ -206,12 +262,14 @@ def list_pods(
             retry=retry,
             host=_host(api),
         )
+        if not isinstance(page, k8s.V1PodList):
+            raise bad_response(op, _host(api), f"expected a pod list, got {describe(page)}")
         meta = page.metadata
         # ``var_continue`` in the pydantic-based client, ``_continue`` in older generations.
         token = getattr(meta, "var_continue", None) or getattr(meta, "_continue", None)
         return list(page.items or []), token
 
-    return list(_pages(fetch))
+    return list(_pages(fetch, op, _host(api)))
 
 
 def delete_pod(

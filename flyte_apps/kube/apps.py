@@ -25,6 +25,7 @@ from flyteidl2.app import replica_definition_pb2 as replica_pb
 from kubernetes import client as k8s
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.bounds import bounded
 from flyte_apps.core.config.models import AppId, PlatformConfig
 from flyte_apps.core.naming import kservice_name
 from flyte_apps.core.status import (
@@ -37,13 +38,15 @@ from flyte_apps.core.status import (
 from flyte_apps.kube.api import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_REQUEST_TIMEOUT,
+    check_token,
     custom_resource,
     get_knative_object,
+    list_page,
     list_pods,
 )
 from flyte_apps.kube.errors import KubeError, KubeForbidden, KubeNotFound
 from flyte_apps.kube.replicas import find_replicas
-from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
+from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, bad_response, call, describe
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +148,7 @@ def list_knative_page(
 ) -> tuple[list[dict[str, Any]], str, str]:
     """One LIST call of Knative Serving objects (``plural``: services or revisions):
     ``(items, continue token, list resourceVersion)``."""
+    op = KubeOperation("list", custom_resource(c.KNATIVE_GROUP, plural), namespace)
     page = call(
         k8s.CustomObjectsApi(api).list_namespaced_custom_object,
         c.KNATIVE_GROUP,
@@ -155,17 +159,11 @@ def list_knative_page(
         limit=limit if limit > 0 else None,
         _continue=token or None,
         _request_timeout=request_timeout,
-        op=KubeOperation("list", custom_resource(c.KNATIVE_GROUP, plural), namespace),
+        op=op,
         retry=retry,
         host=str(api.configuration.host),
     )
-    data = cast(dict[str, Any], page)
-    metadata = data.get("metadata") or {}
-    return (
-        list(data.get("items") or []),
-        str(metadata.get("continue") or ""),
-        str(metadata.get("resourceVersion") or ""),
-    )
+    return list_page(page, op, str(api.configuration.host))
 
 
 def list_kservices(
@@ -197,7 +195,9 @@ def list_knative(
     items, token, version = list_knative_page(
         api, namespace, plural, label_selector=label_selector, limit=page_size, retry=retry
     )
-    while token:
+    op = KubeOperation("list", custom_resource(c.KNATIVE_GROUP, plural), namespace)
+    seen: set[str] = set()
+    while check_token(seen, token, op, str(api.configuration.host)):
         more, token, _ = list_knative_page(
             api, namespace, plural, label_selector=label_selector, limit=page_size, token=token, retry=retry
         )
@@ -347,6 +347,8 @@ def _listed_pod_dicts(
     op = KubeOperation("list", "pods", namespace)
     pods: list[dict[str, Any]] = []
     token: str | None = None
+    seen: set[str] = set()
+    host = str(api.configuration.host)
     while True:
         response: Any = call(
             method,
@@ -358,12 +360,18 @@ def _listed_pod_dicts(
             _request_timeout=request_timeout,
             op=op,
             retry=retry,
-            host=str(api.configuration.host),
+            host=host,
         )
-        page = json.loads(response.data)
-        pods.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
+        try:
+            page = json.loads(response.data)
+        except ValueError as exc:
+            raise bad_response(
+                op, host, f"not JSON ({bounded(str(exc))}): {describe(response.data)}"
+            ) from exc
+        items, next_token, _ = list_page(page, op, host)
+        pods.extend(items)
+        token = check_token(seen, next_token, op, host)
+        if token is None:
             return pods
 
 

@@ -43,3 +43,9 @@ class KubeUnreachable(KubeError):
 
 class KubeConfigError(KubeError):
     """No usable cluster configuration: nothing found, or what was found does not load."""
+
+
+class KubeBadResponse(KubeError):
+    """The API server answered, but not with what the Kubernetes API sends: invalid JSON, a JSON
+    array where an object belongs, an object of the wrong shape, an HTML page (a proxy's login page
+    answered with status 200), or a list whose ``continue`` token repeats. Never retried."""

@@ -38,13 +38,22 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.models import AppId
 from flyte_apps.core.logparse import LineBuffer, LogLine, LogTime, ResumeCursor, parse_line
 from flyte_apps.core.naming import kservice_name
 from flyte_apps.kube.api import DEFAULT_REQUEST_TIMEOUT, get_pod
 from flyte_apps.kube.errors import KubeError, KubeNotFound, KubeUnreachable
 from flyte_apps.kube.replicas import Replicas, find_replicas
-from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
+from flyte_apps.kube.retry import (
+    DEFAULT_RETRY,
+    PROXY_HINT,
+    KubeOperation,
+    RequestTimeout,
+    RetryPolicy,
+    bad_response,
+    call,
+)
 
 DEFAULT_TAIL_LINES: Final = 1000
 """Upstream's ``defaultInitialLines``: how much history a stream starts with."""
@@ -56,6 +65,8 @@ PHASE_RUNNING: Final = "Running"
 TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 _LOG_PATH: Final = "/api/v1/namespaces/{namespace}/pods/{name}/log"
+_NOT_A_LOG: Final = frozenset({"text/html", "application/xhtml+xml"})
+"""Content types of a page (a proxy's login form), never of the API server's log stream."""
 _READ_SIZE: Final = 64 * 1024
 _PENDING_LINES: Final = 20_000
 """Lines buffered between the reader threads and a slow consumer before readers wait."""
@@ -311,7 +322,7 @@ def _open_log(
     timeout = (options.request_timeout, None if follow else options.request_timeout)
     raw = cast(Any, api)
 
-    def request() -> Any:
+    def request(_request_timeout: RequestTimeout) -> Any:
         serialized = raw.param_serialize(
             "GET",
             _LOG_PATH,
@@ -320,18 +331,20 @@ def _open_log(
             header_params={"Accept": "text/plain"},
             auth_settings=["BearerToken"],
         )
-        response = raw.call_api(*serialized, _request_timeout=timeout)
+        response = raw.call_api(*serialized, _request_timeout=_request_timeout)
         if not 200 <= int(response.status) <= 299:
             response.read()
             raise ApiException(http_resp=response)
         return response.response
 
-    return call(
-        request,
-        op=KubeOperation("get", "pods/log", namespace, pod),
-        retry=options.retry,
-        host=str(api.configuration.host),
-    )
+    op = KubeOperation("get", "pods/log", namespace, pod)
+    host = str(api.configuration.host)
+    body = call(request, _request_timeout=timeout, stream=follow, op=op, retry=options.retry, host=host)
+    content_type = str(body.headers.get("Content-Type") or "")
+    if content_type.split(";", 1)[0].strip().lower() in _NOT_A_LOG:
+        _shutdown(body)
+        raise bad_response(op, host, f"a {shown(content_type)} page instead of a log stream {PROXY_HINT}")
+    return body
 
 
 def _chunks(response: Any) -> Iterator[bytes]:

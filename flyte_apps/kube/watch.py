@@ -52,6 +52,7 @@ from kubernetes import client as k8s
 from kubernetes.watch import watch as k8s_watch
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.bounds import bounded
 from flyte_apps.core.status import (
     AppConversionError,
     app_key,
@@ -68,8 +69,8 @@ from flyte_apps.kube.apps import (
     revision_name,
     revision_replicas,
 )
-from flyte_apps.kube.errors import KubeError
-from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call
+from flyte_apps.kube.errors import KubeBadResponse, KubeError
+from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call, describe
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,10 @@ _HTTP_FORBIDDEN: Final = 403
 _WAKE_AT: Final = 16
 """Events a waiting reader may be left to sleep on while a backlog streams in (see ``_offer``): few
 enough that it wakes with most of its buffer still free, even on a busy machine."""
+MAX_BAD_ROUNDS: Final = 5
+"""Watch rounds in a row that end on a response of the wrong shape (an event that is not a watch
+event, a list that cannot be read) before the hub gives up with a ``KubeBadResponse``: a cluster
+(or a proxy) that answers garbage is not waited out."""
 DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 """The backoff between watch rounds that fail: 0.2 s, doubling, at most 5 s (``attempts`` unused:
 the hub reconnects until it is stopped)."""
@@ -155,6 +160,7 @@ class Subscription:
         self._snapshot: deque[WatchResponse] = deque()
         self._events: deque[WatchResponse] = deque()
         self._closed = False
+        self._failure: KubeError | None = None
         self._waiting = 0
         """Readers blocked (or about to block) in ``get``."""
 
@@ -162,6 +168,12 @@ class Subscription:
     def closed(self) -> bool:
         with self._cond:
             return self._closed
+
+    @property
+    def failure(self) -> KubeError | None:
+        """Why the hub ended this subscription when it gave up (None: stopped, or still open)."""
+        with self._cond:
+            return self._failure
 
     def get(self, timeout: float | None = None) -> WatchResponse | None:
         event = self._take()
@@ -226,9 +238,11 @@ class Subscription:
         with self._cond:
             self._cond.notify_all()
 
-    def _close(self) -> None:
+    def _close(self, failure: KubeError | None = None) -> None:
         with self._cond:
             self._closed = True
+            if failure is not None and self._failure is None:
+                self._failure = failure
             self._cond.notify_all()
 
 
@@ -279,6 +293,31 @@ class _Dropped(Exception):
     """The watch stream broke; the hub lists again, since events may have been lost."""
 
 
+class _BadEvent(Exception):
+    """A line of the watch stream that is not a watch event; the hub lists again, and gives up
+    after :data:`MAX_BAD_ROUNDS` rounds in a row."""
+
+
+def _event(line: bytes | str) -> dict[str, Any]:
+    """One line of a watch stream as a watch event, or :class:`_BadEvent` saying what is wrong."""
+    try:
+        event = json.loads(line)
+    except ValueError as exc:
+        msg = f"an event that is not JSON ({bounded(str(exc))}): {describe(line)}"
+        raise _BadEvent(msg) from exc
+    problem = None
+    obj = event.get("object") if isinstance(event, dict) else None
+    if not isinstance(event, dict):
+        problem = f"an event that is not a JSON object: {describe(event)}"
+    elif not isinstance(obj, dict):
+        problem = f"an event whose 'object' is not a JSON object: {describe(obj)}"
+    elif obj.get("metadata") is not None and not isinstance(obj["metadata"], dict):
+        problem = f"an event whose object's 'metadata' is not a JSON object: {describe(obj.get('metadata'))}"
+    if problem is not None:
+        raise _BadEvent(problem)
+    return cast(dict[str, Any], event)
+
+
 # --- one list-then-watch loop ------------------------------------------------------------------------
 
 
@@ -291,6 +330,8 @@ class _ListWatch:
     that ends (``timeoutSeconds``) is resumed from the last resourceVersion; 410 Gone or a broken
     stream lists again; other failures back off (``reconnect``) and list again. ``refused`` is
     asked about every ``KubeError`` first: True ends the loop (the owner has given up on this kind).
+    After :data:`MAX_BAD_ROUNDS` rounds in a row that end on a response of the wrong shape, the
+    loop ends and hands a :class:`KubeBadResponse` to ``give_up``.
     """
 
     def __init__(
@@ -306,9 +347,11 @@ class _ListWatch:
         reconnect: RetryPolicy,
         watch_timeout: int,
         stopping: threading.Event,
+        give_up: Callable[[KubeError], None],
         idle: Callable[[], None] = lambda: None,
     ) -> None:
         self._client = client
+        self._give_up = give_up
         self.namespace = namespace
         self._plural = plural
         self._resource = custom_resource(c.KNATIVE_GROUP, plural)
@@ -351,6 +394,7 @@ class _ListWatch:
 
     def _run(self, *, must_list: bool) -> None:
         failures = 0  # consecutive rounds that failed without delivering anything
+        bad = 0  # consecutive rounds that ended on a response of the wrong shape
         while not self._stopping.is_set():
             self._progress = False
             try:
@@ -358,7 +402,7 @@ class _ListWatch:
                     self.relist()
                     must_list = False
                 self._watch_once()
-                failures = 0
+                failures = bad = 0
                 continue
             except _Gone as exc:
                 log.info("watch of %s in %s expired (%s); listing again", self._resource, self.namespace, exc)
@@ -366,19 +410,43 @@ class _ListWatch:
             except _Dropped as exc:
                 log.info("watch of %s in %s broke (%s); listing again", self._resource, self.namespace, exc)
                 routine = True
+            except (_BadEvent, KubeBadResponse) as exc:
+                bad = 1 if self._progress else bad + 1
+                if self._stopping.is_set() or self._bad_round(exc, bad):
+                    break
+                routine = False
             except KubeError as exc:
                 if self._stopping.is_set() or self._refused(exc):
                     break
                 log.warning("watching %s in namespace %s: %s; retrying", self._resource, self.namespace, exc)
                 routine = False
-            except Exception:  # never let the thread die silently
-                log.exception("watch of %s failed; listing again", self._resource)
+            except Exception as exc:  # never let the thread die silently (an object of the wrong shape)
+                bad = 1 if self._progress else bad + 1
+                cause = f"{type(exc).__name__}: {bounded(str(exc))}"
+                if self._stopping.is_set() or self._bad_round(cause, bad):
+                    break
                 routine = False
             must_list = True
             failures = 1 if self._progress else failures + 1
             delay = self._backoff(failures, routine=routine)
             if delay:
                 self._reconnect.sleep(delay)
+
+    def _bad_round(self, cause: object, bad: int) -> bool:
+        """Say why the loop lists again; True (after ``give_up``) when it has seen
+        :data:`MAX_BAD_ROUNDS` bad rounds in a row."""
+        if bad < MAX_BAD_ROUNDS:
+            log.warning(
+                "watch of %s in namespace %s: %s; listing again", self._resource, self.namespace, cause
+            )
+            return False
+        self._give_up(
+            KubeBadResponse(
+                f"watch of {self._resource} in namespace '{self.namespace}' gave up after {bad} bad "
+                f"responses in a row; the last: {cause}"
+            )
+        )
+        return True
 
     def _backoff(self, failures: int, *, routine: bool) -> float:
         """No wait after a first 410 or broken stream (routine); ``reconnect``'s exponential
@@ -404,6 +472,7 @@ class _ListWatch:
                 timeout_seconds=self._watch_timeout,
                 _preload_content=False,
                 _request_timeout=(_CONNECT_TIMEOUT, self._watch_timeout + _READ_GRACE),
+                stream=True,
                 op=KubeOperation("watch", self._resource, self.namespace),
                 retry=self._retry,
                 host=str(api.configuration.host),
@@ -421,7 +490,7 @@ class _ListWatch:
                 if self._stopping.is_set():
                     return
                 if line.strip():
-                    self._handle(json.loads(line))
+                    self._handle(_event(line))
                 if not _more_waiting(response):
                     self._idle()
         except _STREAM_ERRORS as exc:
@@ -471,6 +540,7 @@ class _RevisionReplicas:
         reconnect: RetryPolicy,
         watch_timeout: int,
         stopping: threading.Event,
+        give_up: Callable[[KubeError], None],
     ) -> None:
         self.namespace = namespace
         self._client = client
@@ -490,6 +560,7 @@ class _RevisionReplicas:
             reconnect=reconnect,
             watch_timeout=watch_timeout,
             stopping=stopping,
+            give_up=give_up,
         )
 
     @property
@@ -613,6 +684,7 @@ class WatchHub:
         """Waiting readers of the events just dispatched, woken when the watch stream has nothing
         more waiting (a backlog is then handed over in a few wake-ups, not one per event)."""
         self._relists = 0
+        self._failure: KubeError | None = None
         self._api: k8s.ApiClient | None = None
         self._api_lock = threading.Lock()
         self._started = False
@@ -627,6 +699,7 @@ class WatchHub:
             reconnect=reconnect,
             watch_timeout=watch_timeout_seconds,
             stopping=self._stopping,
+            give_up=self._give_up,
             idle=self._wake_later,
         )
         self._revisions = (
@@ -637,6 +710,7 @@ class WatchHub:
                 reconnect=reconnect,
                 watch_timeout=watch_timeout_seconds,
                 stopping=self._stopping,
+                give_up=self._give_up,
             )
             if read_replicas
             else None
@@ -683,6 +757,12 @@ class WatchHub:
         self.stop()
 
     @property
+    def failure(self) -> KubeError | None:
+        """Why the hub gave up watching (None while it watches, or after a plain ``stop``)."""
+        with self._lock:
+            return self._failure
+
+    @property
     def relists(self) -> int:
         """How many times the hub has listed KServices (1 after ``start``; each 410 or broken stream
         adds one)."""
@@ -712,7 +792,7 @@ class WatchHub:
                 [create_event(entry.app) for entry in entries if target.matches(entry.app.metadata.id)]
             )
             if self._stopping.is_set():
-                subscription._close()
+                subscription._close(self._failure)
             else:
                 self._subscriptions.append(subscription)
                 self._index.setdefault(target.key, []).append(subscription)
@@ -733,6 +813,18 @@ class WatchHub:
 
     def _wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)
+
+    def _give_up(self, failure: KubeError) -> None:
+        """A watch loop gave up (the cluster keeps answering garbage): stop, and end every
+        subscription with ``failure``, which its reader raises (``watch`` exits 3)."""
+        with self._lock:
+            if self._failure is None:
+                self._failure = failure
+            subscriptions, self._subscriptions = self._subscriptions, []
+            self._index = {}
+        self._stopping.set()
+        for subscription in subscriptions:
+            subscription._close(failure)
 
     def _handle(self, kind: str, obj: Mapping[str, Any]) -> None:
         if kind == "DELETED":

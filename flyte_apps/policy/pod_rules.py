@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from fnmatch import fnmatchcase
 from typing import Any, Final
 
 import yaml
 
+from flyte_apps.core.credentials import looks_like_credential as looks_like_credential
 from flyte_apps.core.manager.layout import CONFIG_FILE_KEY
 from flyte_apps.policy.pods import containers, pod_spec
 from flyte_apps.policy.wire import (
@@ -39,23 +39,6 @@ REQUIRED_RESOURCES: Final = (
     ("limits", "memory"),
 )
 HOST_NAMESPACES: Final = ("hostNetwork", "hostPID", "hostIPC")
-
-CREDENTIAL_PATTERNS: Final = (
-    "*SECRET*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*PASSPHRASE*",
-    "*TOKEN*",
-    "*ACCESS_KEY*",
-    "*ACCESSKEY*",
-    "*API_KEY*",
-    "*APIKEY*",
-    "*PRIVATE_KEY*",
-    "*CREDENTIAL*",
-)
-"""Matched against the upper-cased name with every other character than letters and digits as '_'."""
-NOT_A_CREDENTIAL_SUFFIXES: Final = ("_FILE", "_PATH", "_DIR", "_URL", "_URI", "_ENDPOINT", "_NAME")
-"""``TOKEN_URL``, ``PASSWORD_FILE``, ``SECRET_NAME``: where a credential is, not the credential."""
 
 APP_HINT: Final = (
     "deliver it through the app's secrets (Flyte's secret store), not env or platform.defaultEnvVars"
@@ -165,15 +148,6 @@ def no_plaintext_credentials(args: ResourceArgs, report: Report) -> None:
                 f"literal value; {DEFAULT_ENV_HINT}",
                 None,
             )
-
-
-def looks_like_credential(name: str, allowed: frozenset[str] = frozenset()) -> bool:
-    if name in allowed:
-        return False
-    normalized = re.sub(r"[^A-Z0-9]", "_", name.upper())
-    if normalized.endswith(NOT_A_CREDENTIAL_SUFFIXES):
-        return False
-    return any(fnmatchcase(normalized, pattern) for pattern in CREDENTIAL_PATTERNS)
 
 
 def _default_env_credentials(text: object, allowed: frozenset[str]) -> Iterator[tuple[int, str]]:

@@ -42,6 +42,7 @@ def test_every_module_of_the_pulumi_layer_imports_pulumi(path: Path) -> None:
 
 def test_the_pulumi_layer_has_its_modules() -> None:
     assert [path.name for path in pulumi_modules()] == [
+        "adopt.py",
         "app.py",
         "domains.py",
         "knative.py",

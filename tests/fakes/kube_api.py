@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlencode
 
 import pytest
 import yaml
 
-from .kube_http import HttpFrontend, JsonResponse, Route, StreamResponse, parse_route, rbac_verb
+from .kube_http import HttpFrontend, JsonResponse, RawResponse, Route, StreamResponse, parse_route, rbac_verb
 from .kube_semantics import (
     KSERVICES,
     NAMESPACES,
@@ -98,6 +99,13 @@ class _Fault(_Rule):
 
 
 @dataclass
+class _Raw(_Rule):
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+
+
+@dataclass
 class _Latency(_Rule):
     seconds: float = 0.0
 
@@ -131,6 +139,7 @@ class FakeKubeApi:
         self._names = itertools.count(1)
         self._requests: list[RecordedRequest] = []
         self._faults: list[_Fault] = []
+        self._raws: list[_Raw] = []
         self._latencies: list[_Latency] = []
         self._cuts: list[_Cut] = []
         self._stopped = False
@@ -243,6 +252,23 @@ class FakeKubeApi:
         """Answer the next ``times`` matching requests with ``status`` and a ``Status`` body."""
         with self._cond:
             self._faults.append(_Fault(times, method, path_contains, status, message, retry_after))
+
+    def serve_raw_next(
+        self,
+        path_contains: str | None,
+        status: int,
+        body: bytes | str,
+        content_type: str = "application/json",
+        *,
+        times: int | None = 1,
+        method: str | None = None,
+    ) -> None:
+        """Answer the next ``times`` matching requests (all when None) with ``body`` as it is (garbage
+        JSON, an HTML login page). ``path_contains`` is matched against the path and its query
+        string (``watch=true`` picks the watches)."""
+        data = body.encode() if isinstance(body, str) else body
+        with self._cond:
+            self._raws.append(_Raw(times, method, path_contains, status, data, content_type))
 
     def add_latency(
         self,
@@ -478,6 +504,9 @@ class FakeKubeApi:
             self._requests.append(RecordedRequest(method, path, dict(query), headers.get("content-type")))
             delays = [rule.seconds for rule in self._latencies if rule.take(method, path)]
             fault = next((f for f in self._faults if f.take(method, path)), None)
+            address = f"{path}?{urlencode(sorted(query.items()))}"
+            raws = self._raws if fault is None else []
+            raw_rule = next((r for r in raws if r.take(method, address)), None)
         if delays:
             time.sleep(sum(delays))
         target = parse_route(path)
@@ -485,6 +514,8 @@ class FakeKubeApi:
             return JsonResponse(401, status_body(401, "Unauthorized"))
         if fault is not None:
             return self._fault_response(fault, method, target, query)
+        if raw_rule is not None:
+            return RawResponse(raw_rule.status, raw_rule.body, content_type=raw_rule.content_type)
         if path == "/version":
             return JsonResponse(200, {"major": "1", "minor": "31", "gitVersion": "v1.31.0-fake"})
         if target is None:

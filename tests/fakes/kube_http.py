@@ -39,6 +39,14 @@ class JsonResponse:
     headers: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class RawResponse(JsonResponse):
+    """``body`` (bytes) sent as it is, with ``content_type``: garbage JSON, an HTML login page, for
+    hostile-server tests. A ``JsonResponse`` so that a backend's answer type stays the same."""
+
+    content_type: str = "application/json"
+
+
 @dataclass
 class StreamResponse:
     """A chunked answer; ``cut_after`` drops the connection after that many chunks."""
@@ -154,7 +162,9 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         try:
             response = self._server.backend.handle(method, url.path, query, headers, raw)
-            if isinstance(response, JsonResponse):
+            if isinstance(response, RawResponse):
+                self._send_raw(response)
+            elif isinstance(response, JsonResponse):
                 self._send_json(response)
             else:
                 self._send_stream(response)
@@ -170,6 +180,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _send_raw(self, response: RawResponse) -> None:
+        self.send_response(response.code)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.end_headers()
+        self.wfile.write(response.body)
 
     def _send_stream(self, response: StreamResponse) -> None:
         self.send_response(200)

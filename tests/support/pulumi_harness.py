@@ -44,6 +44,8 @@ class Registered:
     input_dependencies: frozenset[str]
     """The URNs its inputs come from (the union of ``propertyDependencies``)."""
     retain_on_delete: bool | None
+    import_id: str = ""
+    """The ``import`` option's ID (``<namespace>/<name>`` for pulumi-kubernetes); empty without one."""
 
     @property
     def provider_urn(self) -> str | None:
@@ -91,6 +93,7 @@ class CaptureMonitor(MockMonitor):
                     urn for deps in request.propertyDependencies.values() for urn in deps.urns
                 ),
                 retain_on_delete=request.retainOnDelete if request.HasField("retainOnDelete") else None,
+                import_id=request.importId,
             )
         )
         return response

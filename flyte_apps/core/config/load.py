@@ -262,6 +262,7 @@ def app_part_problems(
         problems.extend(secret_problems(secrets, env, f"{path}.secrets"))
     problems.extend(spec_field_problems(fields, path))
     problems.extend(ingress_problems(fields, path, platform))
+    problems.extend(adopt_problems(fields.get("adopt"), path, platform))
     account = fields.get("service_account")
     if account and not is_subdomain(account):  # "" is allowed: it writes an empty run_as
         problems.append(
@@ -270,6 +271,31 @@ def app_part_problems(
             )
         )
     return env
+
+
+def adopt_problems(adopt: object, path: str, platform: PlatformConfig | None) -> list[ConfigProblem]:
+    """``adopt`` takes over a running KService: its namespace exists already, so it must be adopted
+    too, and there is nothing to take over when the program only writes YAML files."""
+    if adopt is None or adopt is False or platform is None:
+        return []
+    found: list[ConfigProblem] = []
+    settings = platform.settings
+    if not settings.adopt_namespace:
+        found.append(
+            ConfigProblem(
+                f"{path}.adopt",
+                f"needs {PREFIX}{KEY_PLATFORM}.adoptNamespace: true (the app's namespace already exists)",
+            )
+        )
+    if settings.render_yaml_to_directory:
+        found.append(
+            ConfigProblem(
+                f"{path}.adopt",
+                f"cannot be used with {PREFIX}{KEY_PLATFORM}.renderYamlToDirectory "
+                "(no cluster to adopt from)",
+            )
+        )
+    return found
 
 
 def resolve_env(

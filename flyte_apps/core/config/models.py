@@ -240,6 +240,10 @@ class AppInput(ConfigModel):
     service_account: str | None = None
     visibility: Literal["public", "cluster-local"] = "public"
     stopped: Bool = False
+    adopt: Bool | Literal["upsert"] = False
+    """Take over a KService already running (``flyte-apps import`` writes it): ``true`` registers it with
+    Pulumi's ``import`` option (the rendered object equals the live one), ``upsert`` through a provider
+    that updates the existing object in place; needs ``platform.adoptNamespace``."""
     secrets: tuple[SecretInput, ...] = ()
     ingress: Ingress | None = None
     """``subdomain``/``cname`` (custom domains) and their ``tlsSecret``; the spec always has ``ingress``."""

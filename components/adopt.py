@@ -1,0 +1,38 @@
+"""Adopting a running app's KService (``adopt`` in an app's stack config): ``true`` registers it with
+Pulumi's ``import`` option (``<namespace>/<name>``, pulumi-kubernetes' ID; a no-op once in state),
+``upsert`` through a second Kubernetes provider that updates an existing object in place."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from flyte_apps.core.adopt import ADOPT_UPSERT
+from flyte_apps.core.plan import AppPlan
+
+UPSERT_PROVIDER_NAME: Final = "kubernetes-upsert"
+
+
+def import_options(plan: AppPlan) -> pulumi.ResourceOptions:
+    """The KService's ``import`` option when the app is adopted as it is (``adopt: true``)."""
+    if plan.config.input.adopt is True:
+        return pulumi.ResourceOptions(import_=f"{plan.namespace}/{plan.kservice_name}")
+    return pulumi.ResourceOptions()
+
+
+def upserts(plan: AppPlan) -> bool:
+    """Whether the app's KService goes through the upsert provider (``adopt: upsert``)."""
+    return plan.config.input.adopt == ADOPT_UPSERT
+
+
+def upsert_provider(kubeconfig: str | None, context: str | None) -> k8s.Provider:
+    """A provider whose create updates an existing object (server-side apply) instead of failing."""
+    return k8s.Provider(
+        UPSERT_PROVIDER_NAME,
+        kubeconfig=kubeconfig,
+        context=context,
+        enable_server_side_apply=True,
+        upsert_existing_objects=True,
+    )

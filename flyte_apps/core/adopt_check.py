@@ -1,0 +1,167 @@
+"""Pure: how a live KService compares with what the stack renders for the same app.
+
+``exact``: the rendered ``flyte.org/spec`` is the live one byte for byte and every field the program
+sets on the KService (name, namespace, labels, annotations, the revision template) has the live
+value, so Pulumi's ``import`` option adopts it without touching it. ``changes``: the differences,
+each named. ``refused``: the stack's platform settings (default env vars, default request timeout,
+suffix template) are not the ones the live object was rendered with, naming the setting."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from google.protobuf.message import DecodeError
+
+from flyte_apps.core import constants as c
+from flyte_apps.core.bounds import shown
+from flyte_apps.core.config.keys import KEY_PLATFORM, PREFIX
+from flyte_apps.core.config.models import PlatformConfig
+from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.objects import Manifest
+from flyte_apps.core.spec import decode_spec
+
+FLYTE_ENV_COUNT: Final = len(c.INJECTED_ENV_VARS)
+"""Flyte's variables close ``containers[0].env``: after the platform's and the app's own."""
+PROGRAM_PATHS: Final = (("metadata", "name"), ("metadata", "namespace"), ("spec", "template"))
+"""Fields the program sets wholesale; labels and annotations are compared key by key."""
+_ENV_PATH: Final = "spec.template.spec.containers[0].env"
+
+
+@dataclass
+class Comparison:
+    """Differences (``changes``) and platform mismatches (``refusals``) of one app."""
+
+    changes: list[str] = field(default_factory=list)
+    refusals: list[ConfigProblem] = field(default_factory=list)
+
+    @property
+    def exact(self) -> bool:
+        return not self.changes and not self.refusals
+
+
+def compare_kservice(
+    live: Mapping[str, Any], rendered: Manifest, platform: PlatformConfig, *, app_timeout: bool, path: str
+) -> Comparison:
+    """Compare the rendered KService with the live one (``app_timeout``: the spec sets its own)."""
+    result = Comparison()
+    result.refusals.extend(_platform_refusals(live, rendered, platform, app_timeout=app_timeout, path=path))
+    live_meta = live.get("metadata") or {}
+    ours_meta = rendered["metadata"]
+    result.changes.extend(_spec_changes(live_meta.get("annotations") or {}, ours_meta["annotations"]))
+    for key in ("labels", "annotations"):
+        theirs = live_meta.get(key) or {}
+        for name, value in ours_meta[key].items():
+            if name != c.ANNOTATION_SPEC and theirs.get(name) != value:
+                result.changes.append(
+                    f"metadata.{key}[{name}]: live {shown(theirs.get(name))}, ours {shown(value)}"
+                )
+    for keys in PROGRAM_PATHS:
+        result.changes.extend(_differences(_dig(live, keys), _dig(rendered, keys), ".".join(keys)))
+    if result.refusals:  # what a platform setting explains is not listed twice
+        result.changes = [change for change in result.changes if not change.startswith(_ENV_PATH)]
+    return result
+
+
+def _spec_changes(live: Mapping[str, Any], ours: Mapping[str, Any]) -> list[str]:
+    theirs = live.get(c.ANNOTATION_SPEC)
+    if theirs == ours[c.ANNOTATION_SPEC]:
+        return []
+    try:
+        live_spec = decode_spec(str(theirs))
+    except (ValueError, DecodeError):
+        return [f"{c.ANNOTATION_SPEC}: the live value does not decode"]
+    ours_spec = decode_spec(ours[c.ANNOTATION_SPEC])
+    if live_spec == ours_spec:
+        return [f"{c.ANNOTATION_SPEC}: same fields in another byte order (Go's map order, (j)6)"]
+    names = {described.name for message in (live_spec, ours_spec) for described, _ in message.ListFields()}
+    fields = sorted(name for name in names if _field(live_spec, name) != _field(ours_spec, name))
+    return [f"{c.ANNOTATION_SPEC}: differs in {', '.join(fields) or 'its bytes'}"]
+
+
+def _field(message: Any, name: str) -> tuple[bool, Any]:
+    """A field's presence and value (``HasField`` only where the field has presence)."""
+    described = message.DESCRIPTOR.fields_by_name[name]
+    present = message.HasField(name) if described.has_presence else True
+    return present, getattr(message, name)
+
+
+def _platform_refusals(
+    live: Mapping[str, Any], rendered: Manifest, platform: PlatformConfig, *, app_timeout: bool, path: str
+) -> list[ConfigProblem]:
+    found: list[ConfigProblem] = []
+    settings = PREFIX + KEY_PLATFORM
+    live_env = _env(live)
+    ours_env = _env(rendered)
+    if len(live_env) < FLYTE_ENV_COUNT or live_env[-FLYTE_ENV_COUNT:] != ours_env[-FLYTE_ENV_COUNT:]:
+        found.append(
+            ConfigProblem(
+                path,
+                f"Flyte's variables in {_ENV_PATH} are not the ones this stack renders: set "
+                f"{settings}.namespacedNameSuffixTemplate (and namespace) to what the cluster's Flyte uses",
+            )
+        )
+    own = len(ours_env) - len(platform.default_env) - FLYTE_ENV_COUNT
+    live_defaults = live_env[: max(0, len(live_env) - own - FLYTE_ENV_COUNT)]
+    ours_defaults = ours_env[: len(platform.default_env)]
+    if sorted(map(_pair, live_defaults)) != sorted(map(_pair, ours_defaults)):
+        found.append(
+            ConfigProblem(
+                path,
+                f"the live object was rendered with other default env vars "
+                f"({', '.join(str(var.get('name')) for var in live_defaults) or 'none'}): set "
+                f"{settings}.defaultEnvVars to what the cluster's Flyte uses",
+            )
+        )
+    if not app_timeout:
+        live_timeout = _dig(live, ("spec", "template", "spec", "timeoutSeconds"))
+        ours_timeout = _dig(rendered, ("spec", "template", "spec", "timeoutSeconds"))
+        if live_timeout != ours_timeout:
+            found.append(
+                ConfigProblem(
+                    path,
+                    f"the live timeoutSeconds is {shown(live_timeout)}, this stack's default renders "
+                    f"{shown(ours_timeout)}: set {settings}.defaultRequestTimeout to what the cluster's "
+                    "Flyte uses",
+                )
+            )
+    return found
+
+
+def _pair(var: Mapping[str, Any]) -> tuple[str, str]:
+    return str(var.get("name")), str(var.get("value"))
+
+
+def _env(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    containers = _dig(manifest, ("spec", "template", "spec", "containers"))
+    if not isinstance(containers, list) or not containers or not isinstance(containers[0], dict):
+        return []
+    env = containers[0].get("env")
+    return [var for var in env if isinstance(var, dict)] if isinstance(env, list) else []
+
+
+def _dig(node: Any, keys: Sequence[str]) -> Any:
+    for key in keys:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
+
+
+def _differences(live: Any, ours: Any, path: str) -> list[str]:
+    """Where ``ours`` is not in ``live``: every key we set must have our value (Knative's defaults,
+    which the live object has and we do not set, are not differences); lists match item by item."""
+    if isinstance(ours, Mapping) and isinstance(live, Mapping):
+        return [
+            found
+            for key, value in ours.items()
+            for found in _differences(live.get(key), value, f"{path}.{key}")
+        ]
+    if isinstance(ours, list) and isinstance(live, list) and len(ours) == len(live):
+        return [
+            found
+            for index, (theirs, value) in enumerate(zip(live, ours, strict=True))
+            for found in _differences(theirs, value, f"{path}[{index}]")
+        ]
+    if live == ours:
+        return []
+    return [f"{path}: live {shown(live)}, ours {shown(ours)}"]
