@@ -35,6 +35,8 @@ from flyte_apps.cli.common import (
     translate_errors,
     with_client,
 )
+from flyte_apps.core.adopt_check import compare_kservice
+from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.plan import AppPlan
 from flyte_apps.core.status import (
     PHASE_UNKNOWN,
@@ -63,6 +65,9 @@ _WIDE_COLUMNS: Final = ("APP", "PHASE", "REPLICAS", "URL", "AGE", "PODS", "REVIS
 _NONE: Final = "-"
 _NO_URL: Final = "-"
 ADOPT_MISSING: Final = "adopt: no live KService"
+ADOPT_CHANGES: Final = "adopt: changes (`pulumi up` would update the live KService)"
+ADOPT_REASONS_SHOWN: Final = 3
+DRIFT_ADOPT: Final = "adopt"
 
 
 class StatusFormat(StrEnum):
@@ -137,7 +142,11 @@ def status(
         snapshots = with_client(view, fetch)
         plans = {plan.key: plan for plan in view.plan.apps} if view.plan is not None else {}
         drift = {
-            app_key(s.app.metadata.id): drift_of(s, plans.get(app_key(s.app.metadata.id))) for s in snapshots
+            app_key(s.app.metadata.id): [
+                *drift_of(s, plans.get(app_key(s.app.metadata.id))),
+                *adopt_drift(s, plans.get(app_key(s.app.metadata.id)), view.platform),
+            ]
+            for s in snapshots
         }
         # Profile, links and custom URLs, and DomainMappings exposing stopped apps (core.status_details).
         mappings = with_client(view, lambda api: list_domain_mappings(api, settings.namespace, retry=retry))
@@ -195,6 +204,26 @@ def missing_note(plan: AppPlan) -> str:
     if plan.config.input.adopt:
         return f"{ADOPT_MISSING}: `pulumi up` would create it instead of adopting it"
     return "in the stack but not in the cluster: the next `pulumi up` creates it"
+
+
+def adopt_drift(snapshot: AppSnapshot, plan: AppPlan | None, platform: PlatformConfig) -> list[Drift]:
+    """An ``adopt`` app whose live KService the next ``pulumi up`` would change (the import option
+    would be refused, or the upsert provider would update it): what would change."""
+    if plan is None or not plan.config.input.adopt or not snapshot.kservice:
+        return []
+    timeouts = plan.config.input.timeouts
+    comparison = compare_kservice(
+        snapshot.kservice,
+        plan.kservice,
+        platform,
+        app_timeout=timeouts is not None and timeouts.request is not None,
+        path=plan.config.path,
+    )
+    if comparison.exact:
+        return []
+    reasons = [*comparison.changes, *(str(problem) for problem in comparison.refusals)]
+    more = f" and {len(reasons) - ADOPT_REASONS_SHOWN} more" if len(reasons) > ADOPT_REASONS_SHOWN else ""
+    return [Drift(DRIFT_ADOPT, f"{ADOPT_CHANGES}: {'; '.join(reasons[:ADOPT_REASONS_SHOWN])}{more}")]
 
 
 def drift_of(snapshot: AppSnapshot, plan: AppPlan | None) -> list[Drift]:

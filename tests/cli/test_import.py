@@ -312,3 +312,26 @@ def test_status_marks_an_adopt_app_without_a_live_kservice_as_drift(
     result = CliRunner().invoke(command_app(status_command.register), cli)
     assert result.exit_code == 0, result.stderr
     assert "other/staging/gone: adopt: no live KService" in result.stdout
+
+
+def test_status_marks_an_adopt_app_whose_live_object_would_change(
+    kube_server: FakeKubeApi, tmp_path: Path
+) -> None:
+    spec = app_pb.Spec()
+    spec.container.image = "ghcr.io/acme/live:1.0"
+    spec.ingress.SetInParent()
+    deploy_spec(kube_server, "drifted", spec)
+    path = stack_file(
+        tmp_path,
+        STACK.replace(
+            "baseDomain: apps.example.com", "baseDomain: apps.example.com\n    adoptNamespace: true"
+        )
+        + "    - {name: drifted, project: proj, domain: dev, container: {image: 'ghcr.io/acme/other:2.0'}, "
+        "adopt: true}\n",
+    )
+    assert kube_server.kubeconfig_path is not None
+    cli = ["status", "--config", str(path), "--kubeconfig", str(kube_server.kubeconfig_path)]
+    result = CliRunner().invoke(command_app(status_command.register), cli)
+    assert result.exit_code == 0, result.stderr
+    (line,) = [line for line in result.stdout.splitlines() if "proj/dev/drifted: adopt: changes" in line]
+    assert "`pulumi up` would update the live KService" in line
