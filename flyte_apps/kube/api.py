@@ -132,9 +132,11 @@ def get_knative_object(
     )
 
 
-def _pages(
+def follow_pages(
     fetch: Callable[[str | None], tuple[list[T], str | None]], op: KubeOperation, host: str
 ) -> Iterator[T]:
+    """Every item of a paged LIST: ``fetch(token)`` answers one page and the next ``continue`` token;
+    a token that repeats is :class:`KubeBadResponse` (:func:`check_token`), never an endless loop."""
     token: str | None = None
     seen: set[str] = set()
     while True:
@@ -179,7 +181,7 @@ def list_custom_objects(
         items, token, _ = list_page(page, op, _host(api))
         return items, token
 
-    return list(_pages(fetch, op, _host(api)))
+    return list(follow_pages(fetch, op, _host(api)))
 
 
 def delete_custom_object(
@@ -269,7 +271,7 @@ def list_pods(
         token = getattr(meta, "var_continue", None) or getattr(meta, "_continue", None)
         return list(page.items or []), token
 
-    return list(_pages(fetch, op, _host(api)))
+    return list(follow_pages(fetch, op, _host(api)))
 
 
 def delete_pod(

@@ -38,8 +38,8 @@ from flyte_apps.core.status import (
 from flyte_apps.kube.api import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_REQUEST_TIMEOUT,
-    check_token,
     custom_resource,
+    follow_pages,
     get_knative_object,
     list_page,
     list_pods,
@@ -192,17 +192,24 @@ def list_knative(
 ) -> tuple[list[dict[str, Any]], str]:
     """Every matching Knative object of ``plural`` (following ``continue``) and the first page's
     resourceVersion, from which a watch sees everything that happened after this list."""
-    items, token, version = list_knative_page(
-        api, namespace, plural, label_selector=label_selector, limit=page_size, retry=retry
-    )
-    op = KubeOperation("list", custom_resource(c.KNATIVE_GROUP, plural), namespace)
-    seen: set[str] = set()
-    while check_token(seen, token, op, str(api.configuration.host)):
-        more, token, _ = list_knative_page(
-            api, namespace, plural, label_selector=label_selector, limit=page_size, token=token, retry=retry
+    versions: list[str] = []
+
+    def fetch(token: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        page, next_token, version = list_knative_page(
+            api,
+            namespace,
+            plural,
+            label_selector=label_selector,
+            limit=page_size,
+            token=token or "",
+            retry=retry,
         )
-        items.extend(more)
-    return items, version
+        versions.append(version)
+        return page, next_token
+
+    op = KubeOperation("list", custom_resource(c.KNATIVE_GROUP, plural), namespace)
+    items = list(follow_pages(fetch, op, str(api.configuration.host)))
+    return items, versions[0]
 
 
 def app_selector(project: str = "", domain: str = "") -> str:
@@ -345,11 +352,9 @@ def _listed_pod_dicts(
     read only names, labels, phases, reasons and readiness, which both forms carry alike."""
     method = k8s.CoreV1Api(api).list_namespaced_pod
     op = KubeOperation("list", "pods", namespace)
-    pods: list[dict[str, Any]] = []
-    token: str | None = None
-    seen: set[str] = set()
     host = str(api.configuration.host)
-    while True:
+
+    def fetch(token: str | None) -> tuple[list[dict[str, Any]], str | None]:
         response: Any = call(
             method,
             namespace,
@@ -369,10 +374,9 @@ def _listed_pod_dicts(
                 op, host, f"not JSON ({bounded(str(exc))}): {describe(response.data)}"
             ) from exc
         items, next_token, _ = list_page(page, op, host)
-        pods.extend(items)
-        token = check_token(seen, next_token, op, host)
-        if token is None:
-            return pods
+        return items, next_token
+
+    return list(follow_pages(fetch, op, host))
 
 
 def _serialized(api: k8s.ApiClient, pods: Iterable[Any]) -> list[dict[str, Any]]:
