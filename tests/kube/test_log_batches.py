@@ -73,16 +73,23 @@ def test_a_follower_hands_lines_over_in_order_and_says_when_it_has_caught_up(
 
     def scenario() -> None:
         wait_until(lambda: len(log_requests(kube_server)) == 2)
+        wait_until(backlog_read.is_set)  # "late" must come alone, after both backlogs are handed over
         kube_server.append_log(NS, first, "app", "late", at=at(2))
         wait_until(lambda: seen_late.is_set())
         for pod in (first, second):
             kube_server.finish_pod(NS, pod)
 
     seen_late = threading.Event()
+    backlog_read = threading.Event()
     drive(scenario)
     items: list[LogBatch] = []
+    lines_read = 0
     for item in read_app(kube_api, app=APP, namespace=NS, options=FOLLOW):
         items.append(item)
+        if isinstance(item, ReplicaLines):
+            lines_read += len(item.lines)
+        if lines_read >= 100:
+            backlog_read.set()
         if isinstance(item, ReplicaLines) and any(line.message == "late" for line in item.lines):
             seen_late.set()
     by_replica: dict[str, list[str]] = {}
