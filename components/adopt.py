@@ -15,11 +15,16 @@ from flyte_apps.core.plan import AppPlan
 UPSERT_PROVIDER_NAME: Final = "kubernetes-upsert"
 
 
+def import_id(plan: AppPlan) -> str | None:
+    """The KService's ``import`` ID when the app is adopted as it is (``adopt: true``), else None."""
+    if plan.config.input.adopt is True:
+        return f"{plan.namespace}/{plan.kservice_name}"
+    return None
+
+
 def import_options(plan: AppPlan) -> pulumi.ResourceOptions:
     """The KService's ``import`` option when the app is adopted as it is (``adopt: true``)."""
-    if plan.config.input.adopt is True:
-        return pulumi.ResourceOptions(import_=f"{plan.namespace}/{plan.kservice_name}")
-    return pulumi.ResourceOptions()
+    return pulumi.ResourceOptions(import_=import_id(plan))
 
 
 def upserts(plan: AppPlan) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_kubernetes.apiextensions import CustomResource
 
-from components.adopt import import_options
+from components.adopt import import_id
 from components.reaper import RevisionReaper, RevisionReaperArgs
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import AppPlan
@@ -38,15 +38,16 @@ class FlyteApp(pulumi.ComponentResource):
         super().__init__(c.TYPE_FLYTE_APP, name, None, opts)
         plan = args.plan
         manifest = plan.kservice
-        child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=self))
         self.kservice = CustomResource(
             f"{name}-kservice",
             api_version=manifest["apiVersion"],
             kind=manifest["kind"],
             metadata=manifest["metadata"],
             spec=manifest["spec"],
-            # Adoption (components.adopt): the import option when `adopt: true`, else nothing.
-            opts=pulumi.ResourceOptions.merge(child, import_options(plan)),
+            # One merge: the parent, and adoption's import option (components.adopt) when `adopt: true`.
+            opts=pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(parent=self, import_=import_id(plan))
+            ),
         )
         self.reaper = None
         if plan.config.input.stopped and args.reaper_timeout_seconds is not None:

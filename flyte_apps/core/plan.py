@@ -20,7 +20,6 @@ from flyte_apps.core.knative_features import ENABLED_BY_DEFAULT, FlagUse, flags_
 from flyte_apps.core.knative_settings import build_knative_objects
 from flyte_apps.core.kservice import build_kservice
 from flyte_apps.core.limits import object_problems
-from flyte_apps.core.manager.objects import build_manager_objects
 from flyte_apps.core.namespace import build_namespace
 from flyte_apps.core.naming import internal_url, is_hashed, kservice_name, public_url
 from flyte_apps.core.objects import Manifest, RenderedObject
@@ -110,7 +109,12 @@ def plan_stack(
     namespace = RenderedObject(
         build_namespace(config.platform), patch=config.platform.settings.adopt_namespace
     )
-    manager = () if config.manager is None else tuple(build_manager_objects(config.manager, config.platform))
+    manager: tuple[RenderedObject, ...] = ()
+    if config.manager is not None:
+        # Imported only when used: the manager's objects cost the program time and memory to load.
+        from flyte_apps.core.manager.objects import build_manager_objects
+
+        manager = tuple(build_manager_objects(config.manager, config.platform))
     knative: tuple[RenderedObject, ...] = ()
     if config.knative is not None:
         flags = [use.flag for app in apps for use in app.feature_flags]

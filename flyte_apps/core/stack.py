@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flyte_apps.core.config.domain_rules import custom_host_problems
 from flyte_apps.core.config.keys import (
@@ -35,8 +35,10 @@ from flyte_apps.core.config.models import AppConfig, PlatformConfig
 from flyte_apps.core.config.rules import cross_app_problems
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.knative_settings import KnativeConfig, load_knative_config
-from flyte_apps.core.manager.models import ManagerConfig, load_manager_config
 from flyte_apps.core.pod_schema import PodSpecSchemas
+
+if TYPE_CHECKING:
+    from flyte_apps.core.manager.models import ManagerConfig
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,12 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
     problems.extend(cross_app_problems(apps))
     if platform is not None:
         problems.extend(custom_host_problems(apps, platform))
-    manager = load_manager_config(values.get(KEY_MANAGER), platform, problems)
+    manager: ManagerConfig | None = None
+    if values.get(KEY_MANAGER) is not None:
+        # Imported only when used: the manager's models cost the program time and memory to load.
+        from flyte_apps.core.manager.models import load_manager_config
+
+        manager = load_manager_config(values[KEY_MANAGER], platform, problems)
     knative = load_knative_config(values.get(KEY_KNATIVE), problems)
     # A redacted secure value would also fail its own field's check: report the secure value only.
     problems[:] = [p for p in problems if not any(is_within(p.path, s.path) for s in secure)] + secure

@@ -50,6 +50,7 @@ from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.naming import kservice_name
 from flyte_apps.core.pod_schema import PodSpecSchemas
 
+SECURE_KEY: Final = "secure"
 INVALID_DEFAULT: Final = "\x00invalid"
 """Stands for a project/domain default that was itself reported as invalid."""
 
@@ -58,10 +59,23 @@ def is_within(path: str, parent: str) -> bool:
     return path == parent or path.startswith((parent + ".", parent + "["))
 
 
+def _is_secure(node: dict[Any, Any]) -> bool:
+    """``{secure: ...}``, Pulumi's encrypted value (tested without building a set: every node is)."""
+    return len(node) == 1 and SECURE_KEY in node
+
+
+def _has_secure(node: object) -> bool:
+    if isinstance(node, dict):
+        return _is_secure(node) or any(_has_secure(child) for child in node.values())
+    if isinstance(node, list):
+        return any(_has_secure(child) for child in node)
+    return False
+
+
 def without_secure(node: object) -> object:
     """A copy of ``node`` with every ``{secure: ...}`` value replaced by None (never echoed back)."""
     if isinstance(node, dict):
-        if set(node) == {"secure"}:
+        if _is_secure(node):
             return None
         return {key: without_secure(child) for key, child in node.items()}
     if isinstance(node, list):
@@ -76,7 +90,7 @@ def find_secure_values(values: Mapping[str, Any], prefix: str = PREFIX) -> list[
 
     def walk(node: object, path: str) -> None:
         if isinstance(node, dict):
-            if set(node) == {"secure"}:
+            if _is_secure(node):
                 found.append(ConfigProblem(path, "encrypted (secure:) values are not supported here"))
                 return
             for key, child in node.items():
@@ -86,7 +100,8 @@ def find_secure_values(values: Mapping[str, Any], prefix: str = PREFIX) -> list[
                 walk(child, f"{path}[{index}]")
 
     for key, value in values.items():
-        walk(value, prefix + key)
+        if _has_secure(value):  # paths are built only where there is something to report
+            walk(value, prefix + key)
     return found
 
 
