@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -42,8 +42,9 @@ class StackInput:
     values: dict[str, Any] = field(default_factory=dict)
     problems: tuple[ConfigProblem, ...] = ()
     warnings: tuple[str, ...] = ()
-    key_lines: dict[str, tuple[str, int]] = field(default_factory=dict)
-    """Config key path (``flyte-apps:apps[1].container.env.TOKEN``) -> (file, line) where it is written."""
+    key_lines: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """Config key path (``flyte-apps:apps[1].container.env.TOKEN``) -> (file, line) where it is written
+    (worked out when first looked up: only a finding to locate needs it)."""
 
     def where(self, key: str) -> tuple[str, int] | None:
         """The file and line of ``key``, else of the closest enclosing key that was written."""
@@ -81,7 +82,9 @@ def parse_project_file(text: str, source: str) -> StackInput:
             continue  # a declaration without a default: the stack file must set it
         chosen = value.get("default", value.get("value")) if isinstance(value, dict) else value
         values[full_key(str(key))] = chosen
-    key_lines = {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys, 2)}
+    key_lines = _LaterMap(
+        lambda: {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys, 2)}
+    )
     return StackInput(values=values, problems=tuple(problems), key_lines=key_lines)
 
 
@@ -123,7 +126,9 @@ def parse_stack_file(text: str, source: str) -> StackInput:
             problems.append(ConfigProblem(key, f"{wrong} ({source})"))
             continue
         values[full_key(key)] = value
-    key_lines = {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys)}
+    key_lines = _LaterMap(
+        lambda: {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys)}
+    )
     return StackInput(values=values, problems=tuple(problems), warnings=tuple(warnings), key_lines=key_lines)
 
 
@@ -132,14 +137,20 @@ def merge_inputs(inputs: Sequence[StackInput]) -> StackInput:
     values: dict[str, Any] = {}
     for given in inputs:
         values.update(given.values)
-    key_lines: dict[str, tuple[str, int]] = {}
-    for given in inputs:
-        key_lines.update(given.key_lines)
+
+    each_key_lines = tuple(given.key_lines for given in inputs)
+
+    def key_lines() -> dict[str, tuple[str, int]]:
+        merged: dict[str, tuple[str, int]] = {}
+        for lines in each_key_lines:
+            merged.update(lines)
+        return merged
+
     return StackInput(
         values=values,
         problems=tuple(problem for given in inputs for problem in given.problems),
         warnings=tuple(warning for given in inputs for warning in given.warnings),
-        key_lines=key_lines,
+        key_lines=_LaterMap(key_lines),
     )
 
 
@@ -193,6 +204,32 @@ def _config_key(keys: Keys, depth: int | None = None) -> bool:
         and isinstance(keys[1], str)
         and (depth is None or len(keys) <= depth)
     )
+
+
+class _LaterMap(Mapping[str, tuple[str, int]]):
+    """A map made by ``make`` when first looked into (then kept)."""
+
+    def __init__(self, make: Callable[[], dict[str, tuple[str, int]]]) -> None:
+        self._make: Callable[[], dict[str, tuple[str, int]]] | None = make
+        self._made: dict[str, tuple[str, int]] = {}
+
+    def _map(self) -> dict[str, tuple[str, int]]:
+        if self._make is not None:
+            self._made = self._make()
+            self._make = None
+        return self._made
+
+    def __getitem__(self, key: str) -> tuple[str, int]:
+        return self._map()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
+
+    def __repr__(self) -> str:
+        return repr(self._map())
 
 
 def _issue_problem(issue: YamlIssue, source: str) -> ConfigProblem:

@@ -11,13 +11,24 @@ bounded (``flyte_apps.core.bounds``): the text's size, and, on the composed docu
 value is built, nesting, aliases (at most :data:`MAX_ALIASES`; none may contain itself, and what
 they expand to is counted, so a "billion laughs" is refused instead of walked), and the length of
 number literals. A syntax error or an exceeded bound stops the reading early.
+
+Most stack files hold none of this: plain maps, lists, strings, numbers and booleans. Such a document
+is checked and built in one walk over the composed nodes (:func:`_clean_values`), which gives up at
+the first thing it does not expect (an issue, an alias, a merge key, a tag other than the core
+scalars, a bound); the document is then read again by the full, slower checks, so every finding,
+message and line is theirs. The line of each key is worked out only when someone asks for one
+(:class:`KeyLines`), from the text, by the same walk that finds the issues. Python's cyclic garbage
+collector is paused while the composed nodes exist: they hold no cycle, and a collection pass over
+hundreds of thousands of new nodes costs more than composing them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import yaml
 
@@ -31,7 +42,17 @@ from flyte_apps.core.bounds import (
     too_large_message,
 )
 from flyte_apps.core.errors import ConfigError, ConfigProblem
-from flyte_apps.core.yamlcompat import FLOAT, INT, KIND_NAMES, MERGE, STR, TAG_PREFIX, go_yaml_v2_kind
+from flyte_apps.core.yamlcompat import (
+    BOOL,
+    FLOAT,
+    INT,
+    KIND_NAMES,
+    MERGE,
+    NULL,
+    STR,
+    TAG_PREFIX,
+    go_yaml_v2_kind,
+)
 
 Keys = tuple[str | int, ...]
 """Where a node is in the document: map keys and list indexes from the root."""
@@ -45,6 +66,16 @@ checks walk it; 10,000 generated apps hold about 565,000."""
 
 _LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NUMBER_TAGS: Final = frozenset((TAG_PREFIX + INT, TAG_PREFIX + FLOAT))
+_STR_TAG: Final = TAG_PREFIX + STR
+_MAP_TAG: Final = f"{TAG_PREFIX}map"
+_SEQ_TAG: Final = f"{TAG_PREFIX}seq"
+_CLEAN_SCALAR_TAGS: Final = frozenset(TAG_PREFIX + kind for kind in (STR, INT, FLOAT, BOOL, NULL))
+"""The tags of the plain scalars :func:`_clean_values` builds itself; any other takes the full path."""
+_SHARED_SCALAR_TAGS: Final = frozenset(TAG_PREFIX + kind for kind in (STR, INT, BOOL, NULL))
+"""Scalars whose value may be built once per text and shared: immutable, and equal to themselves
+(a float may be NaN, which is not, so each one is built where it stands)."""
+_ALIAS_INDICATOR: Final = "*"
+"""Only an alias (``*name``) makes the composer share a node: a text without the character has none."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +88,7 @@ class YamlIssue:
     message: str
 
 
-def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], dict[Keys, int]]:
+def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], Mapping[Keys, int]]:
     """The document in ``text`` as PyYAML's safe loader reads it, every issue found in it, and the
     line each key and list item stands on (so a later finding can point at the stack file's line).
 
@@ -67,15 +98,19 @@ def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], dict[Keys, 
         raise ConfigError([ConfigProblem(source, too_large_message(len(text.encode()), "a stack file"))])
     loader = _LOADER(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, [], {}
-        bound_problems = _bound_problems(node, text, source)
-        if bound_problems:
-            raise ConfigError(bound_problems)
-        lines: dict[Keys, int] = {}
-        issues = list(_issues(node, lines))
-        data = loader.construct_document(node)
+        with _collector_paused():
+            node = loader.get_single_node()
+            if node is None:
+                return None, [], {}
+            clean = _clean_values(loader, node, shared=_ALIAS_INDICATOR in text)
+            if clean is not None:
+                return clean[0], [], KeyLines(text, _LOADER)
+            bound_problems = _bound_problems(node, text, source)
+            if bound_problems:
+                raise ConfigError(bound_problems)
+            lines: dict[Keys, int] = {}
+            issues = list(_issues(node, lines))
+            data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError([ConfigProblem(_where(source, exc.problem_mark), _syntax_message(exc))]) from None
     except yaml.YAMLError as exc:
@@ -85,6 +120,136 @@ def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], dict[Keys, 
     finally:
         loader.dispose()
     return data, issues, lines
+
+
+class KeyLines(Mapping[Keys, int]):
+    """The line of each key and list item of a document :func:`read_yaml` read without an issue,
+    found when first asked for: the text is composed again and walked as :func:`_issues` walks it,
+    so the lines are the ones that walk records."""
+
+    def __init__(self, text: str, loader: Any) -> None:
+        self._text = text
+        self._loader = loader
+        self._lines: dict[Keys, int] | None = None
+
+    def _found(self) -> dict[Keys, int]:
+        if self._lines is None:
+            lines: dict[Keys, int] = {}
+            loader = self._loader(self._text)
+            try:
+                with _collector_paused():
+                    node = loader.get_single_node()
+                    if node is not None:
+                        for _ in _issues(node, lines):
+                            pass
+            finally:
+                loader.dispose()
+            self._lines = lines
+        return self._lines
+
+    def __getitem__(self, keys: Keys) -> int:
+        return self._found()[keys]
+
+    def __iter__(self) -> Iterator[Keys]:
+        return iter(self._found())
+
+    def __len__(self) -> int:
+        return len(self._found())
+
+    def __repr__(self) -> str:
+        return f"KeyLines({self._found()!r})"
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside (composed nodes and the values built from them hold no
+    cycle); the collector's state is restored on the way out."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _NotClean(Exception):
+    """The document holds something :func:`_clean_values` leaves to the full checks."""
+
+
+def _clean_values(loader: Any, root: yaml.Node, *, shared: bool) -> tuple[Any] | None:
+    """The values of a document in which the full checks would find nothing (no bound exceeded, no
+    issue) and that PyYAML's constructor would build from core scalars, maps and lists only, built as
+    that constructor builds them; None as soon as anything else turns up. ``shared``: the text may
+    hold aliases, so every node is checked for being seen twice."""
+    try:
+        return (_CleanWalk(loader, shared=shared).build(root, 1),)
+    except (_NotClean, yaml.YAMLError, ValueError, RecursionError):
+        return None
+
+
+class _CleanWalk:
+    """One walk of :func:`_clean_values` (a class, not nested functions: a function that names itself
+    is a reference cycle, which would keep the loader and the nodes until a collection)."""
+
+    def __init__(self, loader: Any, *, shared: bool) -> None:
+        self._loader = loader
+        self._constructors = loader.yaml_constructors
+        self._shared = shared
+        self._seen: set[int] = set()
+        self._scalars: dict[str, tuple[str, Any]] = {}
+        """Plain scalar text -> (tag, value) of the first time it was read without a finding."""
+
+    def build(self, node: yaml.Node, depth: int) -> Any:
+        if self._shared:
+            self._once(node)
+        kind = type(node)
+        if kind is yaml.ScalarNode:
+            return self._scalar(cast(yaml.ScalarNode, node))
+        if depth > MAX_NESTING:
+            raise _NotClean
+        if kind is yaml.MappingNode and node.tag == _MAP_TAG:
+            mapping: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if type(key_node) is not yaml.ScalarNode or key_node.tag != _STR_TAG:
+                    raise _NotClean  # a map or list as a key, a key read as something else, a merge key
+                if self._shared:
+                    self._once(key_node)
+                key = self._scalar(key_node)
+                if key in mapping:
+                    raise _NotClean  # a duplicate key
+                mapping[key] = self.build(value_node, depth + 1)
+            return mapping
+        if kind is yaml.SequenceNode and node.tag == _SEQ_TAG:
+            return [self.build(item, depth + 1) for item in node.value]
+        raise _NotClean
+
+    def _once(self, node: yaml.Node) -> None:
+        """A node met twice is an alias."""
+        if id(node) in self._seen:
+            raise _NotClean
+        self._seen.add(id(node))
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        tag = node.tag
+        if node.style:  # quoted or block: a string to every reader
+            if tag != _STR_TAG:
+                raise _NotClean
+            return node.value
+        text = node.value
+        known = self._scalars.get(text)
+        if known is not None and known[0] == tag:
+            return known[1]
+        if tag not in _CLEAN_SCALAR_TAGS:
+            raise _NotClean
+        if tag in _NUMBER_TAGS and len(text) > MAX_NUMBER_CHARS:
+            raise _NotClean
+        if go_yaml_v2_kind(text) != tag.removeprefix(TAG_PREFIX):
+            raise _NotClean
+        value = self._constructors[tag](self._loader, node)  # what construct_object calls for a scalar
+        if tag in _SHARED_SCALAR_TAGS:
+            self._scalars[text] = (tag, value)
+        return value
 
 
 def _bound_problems(root: yaml.Node, text: str, source: str) -> list[ConfigProblem]:

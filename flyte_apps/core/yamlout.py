@@ -115,56 +115,68 @@ class _Writer:
         """The events PyYAML's representer and serializer would emit for ``data`` as one document
         (``yaml.dump(..., default_flow_style=False, sort_keys=False)`` with :data:`YAML_DUMPER`), or
         None when ``data`` holds something only they handle."""
-        representer = yaml.representer.SafeRepresenter(default_flow_style=False, sort_keys=False)
-        resolve = cast(Callable[[Any, str, tuple[bool, bool]], str], yaml.resolver.Resolver().resolve)
-        may_stay_plain = self._may_stay_plain
-        seen: set[int] = set()
-        events: list[Event] = [StreamStartEvent(), DocumentStartEvent(explicit=False)]
-        add = events.append
-
-        def scalar(value: Any) -> None:
-            # Another scalar type: PyYAML's representer writes it, the resolver decides if it is implicit.
-            node = representer.represent_data(value)
-            if not isinstance(node, yaml.ScalarNode) or node.tag == STR_TAG:
-                raise _NotPlain
-            implicit = (
-                resolve(yaml.ScalarNode, node.value, (True, False)) == node.tag,
-                resolve(yaml.ScalarNode, node.value, (False, True)) == node.tag,
-            )
-            add(ScalarEvent(None, node.tag, implicit, node.value, style=node.style))
-
-        def walk(value: Any) -> None:
-            kind = type(value)
-            if kind is str:
-                add(ScalarEvent(None, STR_TAG, (may_stay_plain(value), True), value))
-            elif kind is dict:
-                if id(value) in seen:
-                    raise _NotPlain  # PyYAML would write an anchor and an alias
-                seen.add(id(value))
-                add(MappingStartEvent(None, _MAP_TAG, True, flow_style=False))
-                for key, item in value.items():
-                    walk(key)
-                    walk(item)
-                add(MappingEndEvent())
-            elif kind is list:
-                if id(value) in seen:
-                    raise _NotPlain
-                seen.add(id(value))
-                add(SequenceStartEvent(None, _SEQ_TAG, True, flow_style=False))
-                for item in value:
-                    walk(item)
-                add(SequenceEndEvent())
-            elif kind in _SCALARS:
-                scalar(value)
-            else:
-                raise _NotPlain
-
+        events = _Events(self._may_stay_plain)
         try:
-            walk(data)
+            events.walk(data)
         except (_NotPlain, RecursionError):
             return None
-        events += [DocumentEndEvent(explicit=False), StreamEndEvent()]
-        return events
+        return [
+            StreamStartEvent(),
+            DocumentStartEvent(explicit=False),
+            *events.made,
+            DocumentEndEvent(explicit=False),
+            StreamEndEvent(),
+        ]
+
+
+class _Events:
+    """The events of one document's data (a class, not nested functions: a function that names itself
+    is a reference cycle, which would keep every event until a collection)."""
+
+    def __init__(self, may_stay_plain: Callable[[str], bool]) -> None:
+        self.made: list[Event] = []
+        self._add = self.made.append
+        self._may_stay_plain = may_stay_plain
+        self._seen: set[int] = set()
+        self._representer = yaml.representer.SafeRepresenter(default_flow_style=False, sort_keys=False)
+        self._resolve = cast(Callable[[Any, str, tuple[bool, bool]], str], yaml.resolver.Resolver().resolve)
+
+    def walk(self, value: Any) -> None:
+        kind = type(value)
+        if kind is str:
+            self._add(ScalarEvent(None, STR_TAG, (self._may_stay_plain(value), True), value))
+        elif kind is dict:
+            if id(value) in self._seen:
+                raise _NotPlain  # PyYAML would write an anchor and an alias
+            self._seen.add(id(value))
+            self._add(MappingStartEvent(None, _MAP_TAG, True, flow_style=False))
+            for key, item in value.items():
+                self.walk(key)
+                self.walk(item)
+            self._add(MappingEndEvent())
+        elif kind is list:
+            if id(value) in self._seen:
+                raise _NotPlain
+            self._seen.add(id(value))
+            self._add(SequenceStartEvent(None, _SEQ_TAG, True, flow_style=False))
+            for item in value:
+                self.walk(item)
+            self._add(SequenceEndEvent())
+        elif kind in _SCALARS:
+            self._scalar(value)
+        else:
+            raise _NotPlain
+
+    def _scalar(self, value: Any) -> None:
+        # Another scalar type: PyYAML's representer writes it, the resolver decides if it is implicit.
+        node = self._representer.represent_data(value)
+        if not isinstance(node, yaml.ScalarNode) or node.tag == STR_TAG:
+            raise _NotPlain
+        implicit = (
+            self._resolve(yaml.ScalarNode, node.value, (True, False)) == node.tag,
+            self._resolve(yaml.ScalarNode, node.value, (False, True)) == node.tag,
+        )
+        self._add(ScalarEvent(None, node.tag, implicit, node.value, style=node.style))
 
 
 def yaml_text(manifest: Manifest) -> str:

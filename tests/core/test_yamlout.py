@@ -4,6 +4,7 @@ is golden, and Go's readers must read it as we do)."""
 
 from __future__ import annotations
 
+import gc
 import random
 import string
 from typing import Any
@@ -159,3 +160,15 @@ def test_rendered_objects_are_written_as_pyyaml_writes_them(example_config: dict
     ]
     patched = RenderedObject(objects[0].manifest, patch=True)
     assert yamlout.document(patched).startswith(f"{yamlout.PATCH_COMMENT}\n")
+
+
+def test_writing_leaves_no_cyclic_garbage() -> None:
+    """Each document's events are freed when it is written, not kept until a collection (at 10,000
+    objects, collections over them cost a fifth of the writing)."""
+    manifest = {"a": [1, "b", {"c": None, "d": 1.5, "e": True}], "f": "0x1F"}
+    gc.collect()
+    text = yamlout.dump_yaml(manifest)
+    assert gc.collect() == 0
+    assert text == yaml.dump(
+        manifest, Dumper=yamlout.YAML_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
