@@ -44,7 +44,7 @@ from flyte_apps.cli.common import (
     translate_errors,
     with_client,
 )
-from flyte_apps.core.logparse import LogLine, LogTime
+from flyte_apps.core.logparse import KUBELET_STAMP_LENGTH, KubeletLines, LogLine, LogTime
 from flyte_apps.kube.logs import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_TAIL_LINES,
@@ -107,6 +107,11 @@ _FLUSH_AT: Final = 256 * 1024
 _FRACTION: Final = len(".000000000Z")
 """The end of ``LogTime.rfc3339()`` that changes within a second."""
 _NANOS: Final = 1_000_000_000
+_MESSAGE: Final = KUBELET_STAMP_LENGTH + 1
+"""Where the message starts in a line of :class:`KubeletLines` (after the timestamp and a space)."""
+_BETWEEN_STRINGS: Final = '", "'
+"""What separates two strings in a JSON list: no JSON string holds it (its second quote would be
+unescaped), so splitting an encoded list of strings on it gives each string's encoded content."""
 
 
 def render_line(event: ReplicaLine, style: LineStyle) -> str:
@@ -131,6 +136,8 @@ class LineRenderer:
         """Every line of ``batch``, each followed by a newline."""
         lines = batch.lines
         style = self.style
+        if isinstance(lines, KubeletLines) and lines:
+            return self._render_kubelet(batch.replica, lines.texts)
         if style.output is OutputFormat.JSON:
             head = f'{{"replica": {_JSON.encode(batch.replica)}, "timestamp": '
             encode = _JSON.encode
@@ -147,6 +154,26 @@ class LineRenderer:
                 for line, stamp in zip(lines, self._stamps(lines), strict=True)
             )
         return "".join(f"{prefix}{line.message}\n" for line in lines)
+
+    def _render_kubelet(self, replica: str, texts: list[str]) -> str:
+        """:meth:`render` of lines that all carry the kubelet's timestamp, from their text: a
+        timestamp's text is its ``rfc3339()``, and the messages of a JSON batch are encoded at once."""
+        style = self.style
+        if style.output is OutputFormat.JSON:
+            head = f'{{"replica": {_JSON.encode(replica)}, "timestamp": "'
+            # Each encoded line is "<timestamp> <message>" with the message encoded: the timestamp
+            # has nothing to escape.
+            encoded = _JSON.encode(texts)[2:-2].split(_BETWEEN_STRINGS)
+            return "".join(
+                [
+                    f'{head}{text[:KUBELET_STAMP_LENGTH]}", "message": "{text[_MESSAGE:]}"}}\n'
+                    for text in encoded
+                ]
+            )
+        prefix = f"{replica} | " if style.prefix else ""
+        if style.timestamps:
+            return "".join([f"{prefix}{text}\n" for text in texts])
+        return "".join([f"{prefix}{text[_MESSAGE:]}\n" for text in texts])
 
     def _stamps(self, lines: Sequence[LogLine]) -> list[str | None]:
         """``LogTime.rfc3339()`` of each line's timestamp (None without one)."""

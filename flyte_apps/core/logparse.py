@@ -14,8 +14,9 @@ nanoseconds apart must stay distinct (and ordered) for de-duplication to be exac
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, overload
 
 from flyte_apps.core.durations import NANOS_PER_SECOND
 
@@ -31,6 +32,20 @@ _RFC3339: Final = re.compile(
     r"(?:\.(?P<fraction>[0-9]+))?"
     r"(?:Z|(?P<sign>[+-])(?P<offset_hour>[0-9]{2}):(?P<offset_minute>[0-9]{2}))"
 )
+
+
+_KUBELET_STAMP: Final = (
+    r"(?:[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)"
+    r"|(?:0[13578]|1[02])-31)"
+    r"|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{9}Z"
+)
+"""The kubelet's timestamp, ``YYYY-MM-DDTHH:MM:SS.<9 digits>Z``, of a day that exists (leap years
+included) and a valid time of day: exactly the texts of that shape :meth:`LogTime.parse` accepts."""
+_KUBELET_LINE_AFTER_NEWLINE: Final = re.compile(f"\n(?={_KUBELET_STAMP} )")
+KUBELET_STAMP_LENGTH: Final = len("2024-01-01T00:00:00.000000000Z")
+_SECOND_LENGTH: Final = len("2024-01-01T00:00:00")
+_TRAILING_CR: Final = re.compile("\r+$", re.MULTILINE)
 
 
 # --- timestamps ----------------------------------------------------------------------------------
@@ -172,25 +187,119 @@ class LineBuffer:
 
     def feed(self, chunk: bytes) -> list[str]:
         """Every line completed by ``chunk``, oldest first."""
-        self._pending.extend(chunk)
-        end = self._pending.rfind(b"\n")
+        text = self.feed_text(chunk)
+        return [] if text is None else text.split("\n")
+
+    def feed_text(self, chunk: bytes) -> str | None:
+        """The lines completed by ``chunk`` as one text, joined by ``\\n`` (None if it completes none):
+        what :meth:`feed` returns, without a string per line. Decoded and trimmed as a whole, which is
+        the same as line by line: a ``\\n`` byte ends any UTF-8 sequence left open before it."""
+        end = chunk.rfind(b"\n")
         if end < 0:
-            return []
-        complete = bytes(self._pending[:end])
-        del self._pending[: end + 1]
-        return [trim_line(part.decode("utf-8", "replace")) for part in complete.split(b"\n")]
+            self._pending.extend(chunk)
+            return None
+        if self._pending:
+            self._pending.extend(memoryview(chunk)[:end])
+            complete = bytes(self._pending)
+            self._pending.clear()
+        else:
+            complete = chunk[:end]
+        self._pending.extend(memoryview(chunk)[end + 1 :])
+        return _trimmed(complete.decode("utf-8", "replace"))
 
     def finish(self) -> list[str]:
         """At a clean end of stream: the last line if it had no newline (upstream keeps it)."""
+        text = self.finish_text()
+        return [] if text is None else [text]
+
+    def finish_text(self) -> str | None:
+        """:meth:`finish`'s line, or None."""
         if not self._pending:
-            return []
+            return None
         last = trim_line(self._pending.decode("utf-8", "replace"))
         self._pending.clear()
-        return [last]
+        return last
 
     def discard(self) -> None:
         """After a broken stream: forget a partial line; the resumed stream sends it whole."""
         self._pending.clear()
+
+
+def _trimmed(text: str) -> str:
+    """Every line of ``text`` (joined by ``\\n``) trimmed as :func:`trim_line` trims it."""
+    return _TRAILING_CR.sub("", text) if "\r" in text else text
+
+
+def parse_lines(text: str, parse: Callable[[str], LogLine] = parse_line) -> Sequence[LogLine]:
+    """The lines of ``text`` (joined by ``\\n``, as :meth:`LineBuffer.feed_text` returns them), each
+    read as :func:`parse_line` reads it: a :class:`KubeletLines` when every line starts with the
+    kubelet's timestamp (what the API server sends), else ``parse`` applied to each line."""
+    lines = text.split("\n")
+    if len(_KUBELET_LINE_AFTER_NEWLINE.findall(f"\n{text}")) == len(lines):
+        return KubeletLines(lines)
+    return [parse(line) for line in lines]
+
+
+class KubeletLines(Sequence[LogLine]):
+    """Lines that each start with the kubelet's timestamp (:data:`_KUBELET_STAMP`) and a space, kept as
+    the text that came: a :class:`LogLine` is made only when one is asked for, and what a printer
+    and the resume cursor need of a whole batch (the text, the newest timestamp) is read from the
+    text in bulk. Equal to any sequence of the same :class:`LogLine` values."""
+
+    __slots__ = ("_second", "_second_nanos", "texts")
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts: Final = texts
+        """Each line as the API server sent it: ``<timestamp> <message>``. A timestamp's text is what
+        :meth:`LogTime.rfc3339` writes for it."""
+        self._second = ""
+        self._second_nanos = 0
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @overload
+    def __getitem__(self, index: int) -> LogLine: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[LogLine]: ...
+    def __getitem__(self, index: int | slice) -> LogLine | list[LogLine]:
+        if isinstance(index, slice):
+            return [self._line(text) for text in self.texts[index]]
+        return self._line(self.texts[index])
+
+    def __iter__(self) -> Iterator[LogLine]:
+        return map(self._line, self.texts)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, KubeletLines):
+            return self.texts == other.texts
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"KubeletLines({self.texts!r})"
+
+    def newest(self) -> tuple[LogTime, int]:
+        """The newest timestamp of these lines, and how many lines carry it."""
+        newest = max(self.texts)[:KUBELET_STAMP_LENGTH]  # the texts sort as their instants do
+        stamp = LogTime.parse(newest)
+        if stamp is None:  # pragma: no cover - the lines were checked
+            msg = f"not a kubelet timestamp: {newest!r}"
+            raise ValueError(msg)
+        newline = "\n"
+        return stamp, f"{newline}{newline.join(self.texts)}".count(f"{newline}{newest} ")
+
+    def _line(self, text: str) -> LogLine:
+        second = text[:_SECOND_LENGTH]
+        if second != self._second:
+            parsed = LogTime.parse(f"{second}Z")
+            if parsed is None:  # pragma: no cover - the lines were checked
+                msg = f"not a kubelet timestamp: {text[:KUBELET_STAMP_LENGTH]!r}"
+                raise ValueError(msg)
+            self._second, self._second_nanos = second, parsed.unix_nanos
+        nanos = self._second_nanos + int(text[_SECOND_LENGTH + 1 : KUBELET_STAMP_LENGTH - 1])
+        return LogLine(message=text[KUBELET_STAMP_LENGTH + 1 :], timestamp=LogTime(nanos))
 
 
 # --- resuming ------------------------------------------------------------------------------------
@@ -249,6 +358,22 @@ class ResumeCursor:
         elif stamp == self._last:
             self._printed_at_last += 1
         return True
+
+    def admit_all(self, lines: Sequence[LogLine]) -> Sequence[LogLine]:
+        """The lines of ``lines`` that :meth:`admit` admits, in order, recorded as printed. Outside a
+        replay every line is admitted, and a :class:`KubeletLines` is then recorded in one go."""
+        if not isinstance(lines, KubeletLines) or self._replaying:
+            admit = self.admit
+            return [line for line in lines if admit(line)]
+        if not lines:
+            return lines
+        stamp, count = lines.newest()
+        self._admitted += len(lines)
+        if self._last is None or stamp > self._last:
+            self._last, self._printed_at_last = stamp, count
+        elif stamp == self._last:
+            self._printed_at_last += count
+        return lines
 
     def _repeats(self, stamp: LogTime) -> bool:
         """During a replay: is a line stamped ``stamp`` one already printed?"""

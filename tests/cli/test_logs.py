@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -155,9 +157,14 @@ def test_ctrl_c_while_following_exits_130_without_a_traceback(kube_server: FakeK
     [pod] = serving(kube_server)
     kube_server.append_log(NS, pod, "app", "hello")
 
+    def printed() -> bytes:
+        # Inside CliRunner.invoke, sys.stdout is the runner's wrapper around the bytes it captures.
+        captured = getattr(sys.stdout, "buffer", None)
+        return captured.getvalue() if isinstance(captured, io.BytesIO) else b""
+
     def press_ctrl_c() -> None:
         wait_until(lambda: len(log_requests(kube_server)) == 1)
-        time.sleep(0.2)
+        wait_until(lambda: b"hello" in printed())  # Ctrl-C while following, after the line is out
         os.kill(os.getpid(), signal.SIGINT)
 
     drive(press_ctrl_c)

@@ -4,16 +4,29 @@ once), and the CLI's batch formatting writes exactly what per-line ``json.dumps`
 
 from __future__ import annotations
 
+import http.client
+import io
 import itertools
 import json
+import random
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Iterator, Sequence
+from typing import Any, cast
 
 import pytest
+import urllib3
 from kubernetes import client
 
 from flyte_apps.cli.logs import LineRenderer, LineStyle, OutputFormat, print_events, render_line
-from flyte_apps.core.logparse import LogLine, LogTime, parse_line
+from flyte_apps.core.logparse import (
+    KubeletLines,
+    LineBuffer,
+    LogLine,
+    LogTime,
+    ResumeCursor,
+    parse_line,
+    parse_lines,
+)
 from flyte_apps.kube.logs import (
     CAUGHT_UP,
     CaughtUp,
@@ -24,6 +37,7 @@ from flyte_apps.kube.logs import (
     ReplicaLines,
     read_app,
 )
+from flyte_apps.kube.logs import _chunks as logs_chunks
 from tests.fakes.kube_api import FakeKubeApi
 from tests.kube.test_logs import APP, FOLLOW, NS, at, drive, log_requests, serving, wait_until
 from tests.kube.test_logs import watchdog as watchdog
@@ -180,3 +194,254 @@ def test_lines_are_flushed_when_caught_up_and_notes_come_after_the_lines_before_
     print_events(events(), LineStyle(prefix=False))
     outputs.append(capsys.readouterr())
     assert outputs == [("", ""), ("one\ntwo\n", ""), ("three\n", "a note\n"), ("four\n", "")]
+
+
+# --- lines read in bulk: the same lines, stamps, cursor and output as one by one -----------------
+
+
+KUBELET_TEXTS = [
+    '2024-01-15T10:30:00.123456789Z say "hi" ü \\ \x01 \u2028 \t',
+    "2024-01-15T10:30:00.123456789Z ",
+    '2024-01-15T10:30:00.123456789Z a", "b", "c',
+    "2024-01-15T10:30:00.123456789Z ends with a backslash \\",
+    '2024-01-15T10:30:00.123456789Z "timestamp": "2024-01-15T10:30:00.123456789Z x',
+    "2024-02-29T23:59:59.000000001Z a leap day",
+    "2000-02-29T00:00:00.000000000Z  two spaces",
+    "0000-01-01T00:00:00.000000001Z year zero",
+    "1969-12-31T23:59:59.999999999Z before the epoch",
+    "9999-12-31T23:59:59.999999999Z the last instant",
+]
+
+
+def old_feed(pending: bytearray, chunk: bytes) -> list[str]:
+    """``LineBuffer.feed`` before lines were decoded in bulk: a decode and a trim per line."""
+    pending.extend(chunk)
+    end = pending.rfind(b"\n")
+    if end < 0:
+        return []
+    complete = bytes(pending[:end])
+    del pending[: end + 1]
+    return [part.decode("utf-8", "replace").rstrip("\r\n") for part in complete.split(b"\n")]
+
+
+def test_a_chunk_is_cut_into_the_same_lines_as_one_line_at_a_time() -> None:
+    rng = random.Random(18)
+    alphabet = [
+        b"a",
+        b" ",
+        b"\n",
+        b"\r",
+        b"\r\n",
+        "é".encode(),
+        "€".encode(),
+        "😀".encode(),
+        b"\xff",
+        b"\xe2\x82",
+    ]
+    for _ in range(300):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randrange(60)))
+        cuts = sorted(rng.randrange(len(data) + 1) for _ in range(rng.randrange(4)))
+        pieces = [data[a:b] for a, b in itertools.pairwise([0, *cuts, len(data)])]
+        buffer, pending = LineBuffer(), bytearray()
+        for piece in pieces:
+            assert buffer.feed(piece) == old_feed(pending, piece), data
+        assert buffer.finish() == ([pending.decode("utf-8", "replace").rstrip("\r\n")] if pending else [])
+
+
+def test_every_kubelet_timestamp_that_parses_is_read_in_bulk_and_no_other() -> None:
+    checked = 0
+    for year in ("0000", "0004", "1900", "1969", "2000", "2023", "2024", "2100", "2400", "9996", "9999"):
+        for month in range(14):
+            for day in (0, 1, 9, 10, 19, 20, 28, 29, 30, 31, 32):
+                for clock in ("00:00:00", "23:59:59", "24:00:00", "12:60:00", "12:00:60", "19:09:09"):
+                    text = f"{year}-{month:02d}-{day:02d}T{clock}.123456789Z message"
+                    parsed = parse_line(text)
+                    lines = parse_lines(text)
+                    assert list(lines) == [parsed], text
+                    assert isinstance(lines, KubeletLines) == (parsed.timestamp is not None), text
+                    checked += parsed.timestamp is not None
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("text", LINES, ids=range(len(LINES)))
+def test_lines_read_in_bulk_are_what_parse_line_reads(text: str) -> None:
+    for block in ([text], [text, *KUBELET_TEXTS], [*KUBELET_TEXTS, text]):
+        lines = parse_lines("\n".join(block))
+        assert list(lines) == [parse_line(line) for line in block]
+        assert lines == [parse_line(line) for line in block]
+
+
+def test_kubelet_lines_behave_as_the_list_of_their_lines() -> None:
+    lines = parse_lines("\n".join(KUBELET_TEXTS))
+    expected = [parse_line(text) for text in KUBELET_TEXTS]
+    assert isinstance(lines, KubeletLines)
+    assert (len(lines), lines[0], lines[-1], lines[2:4], list(reversed(lines))) == (
+        len(expected),
+        expected[0],
+        expected[-1],
+        expected[2:4],
+        expected[::-1],
+    )
+    assert lines == expected
+    assert lines != expected[:-1]
+    assert lines == parse_lines("\n".join(KUBELET_TEXTS))
+    newest = max(line.timestamp for line in expected if line.timestamp is not None)
+    assert lines.newest() == (newest, 1)
+    same = parse_lines("\n".join(KUBELET_TEXTS[:5]))
+    assert isinstance(same, KubeletLines)
+    assert same.newest() == (stamp("2024-01-15T10:30:00.123456789Z"), 5)
+
+
+@pytest.mark.parametrize("style", STYLES, ids=str)
+def test_kubelet_lines_are_formatted_exactly_as_lines_were_one_by_one(style: LineStyle) -> None:
+    for texts in (KUBELET_TEXTS, KUBELET_TEXTS[:1], KUBELET_TEXTS[1:2], KUBELET_TEXTS[::-1]):
+        lines = parse_lines("\n".join(texts))
+        assert isinstance(lines, KubeletLines)
+        events = [ReplicaLine(BATCH.replica, parse_line(text)) for text in texts]
+        expected = "".join(f"{old_render(event, style)}\n" for event in events)
+        renderer = LineRenderer(style)
+        assert renderer.render(BATCH) == renderer.render(ReplicaLines(BATCH.replica, tuple(BATCH.lines)))
+        assert renderer.render(ReplicaLines(BATCH.replica, lines)) == expected
+
+
+def test_a_cursor_records_a_batch_at_once_exactly_as_line_by_line() -> None:
+    rng = random.Random(7)
+    seconds = ["2024-01-01T00:00:00", "2024-01-01T00:00:01", "2024-01-01T00:00:02"]
+    for _ in range(200):
+        one_by_one, bulk = ResumeCursor(), ResumeCursor()
+        for _batch in range(rng.randrange(1, 5)):
+            texts = [
+                f"{rng.choice(seconds)}.00000000{rng.randrange(3)}Z line {i}"
+                for i in range(rng.randrange(1, 6))
+            ]
+            if rng.random() < 0.3:
+                one_by_one.reopen()
+                bulk.reopen()
+            lines = parse_lines("\n".join(texts))
+            assert isinstance(lines, KubeletLines)
+            expected = [line for line in lines if one_by_one.admit(line)]
+            assert list(bulk.admit_all(lines)) == expected
+            assert vars(bulk) == vars(one_by_one), texts
+
+
+# --- the HTTP body: many chunks at a time, the same bytes and errors as urllib3's read_chunked ----
+
+
+class Trickle(io.RawIOBase):
+    """A socket that delivers ``data`` a few bytes per read (``sizes`` cycled)."""
+
+    def __init__(self, data: bytes, sizes: Sequence[int]) -> None:
+        self._data = data
+        self._sizes = itertools.cycle(sizes)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        size = min(len(buffer), next(self._sizes), len(self._data))
+        buffer[:size], self._data = self._data[:size], self._data[size:]
+        return size
+
+
+class TrickleSocket:
+    def __init__(self, data: bytes, sizes: Sequence[int]) -> None:
+        self._data, self._sizes = data, sizes
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(Trickle(self._data, self._sizes), buffer_size=16)
+
+
+def chunked_response(body: bytes, sizes: Sequence[int]) -> urllib3.HTTPResponse:
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n"
+    original = http.client.HTTPResponse(cast(Any, TrickleSocket(head + body, sizes)), method="GET")
+    original.begin()
+    return urllib3.HTTPResponse(
+        body=original,
+        headers=dict(original.msg.items()),
+        status=original.status,
+        preload_content=False,
+        original_response=original,
+    )
+
+
+def read_body(chunks: Iterator[bytes]) -> tuple[bytes, str | None]:
+    data = bytearray()
+    try:
+        for chunk in chunks:
+            data.extend(chunk)
+    except Exception as exc:
+        return bytes(data), f"{type(exc).__name__}: {exc}"
+    return bytes(data), None
+
+
+def chunk(data: bytes, size_line: bytes | None = None) -> bytes:
+    return (size_line if size_line is not None else b"%x\r\n" % len(data)) + data + b"\r\n"
+
+
+BODIES = {
+    "lines": chunk(b"one\n") + chunk(b"two\n") + chunk(b"three\n") + b"0\r\n\r\n",
+    "empty": b"0\r\n\r\n",
+    "big chunk": chunk(b"x" * 5000 + b"\n") + chunk(b"y\n") + b"0\r\n\r\n",
+    "extension and padding": chunk(b"ab\n", b"3;name=value\r\n") + chunk(b"cd\n", b"  3 \r\n") + b"0\r\n\r\n",
+    "upper case and many digits": chunk(b"z" * 26, b"1A\r\n") + chunk(b"q", b"000000001\r\n") + b"0\r\n\r\n",
+    "bare LF size line": chunk(b"ab\n", b"3\n") + b"0\n\n",
+    "trailers": chunk(b"ab\n") + b"0\r\nX-Trailer: 1\r\nY: 2\r\n\r\nignored",
+    "no final CRLF": chunk(b"ab\n") + b"0\r\n",
+    "no terminal chunk": chunk(b"ab\n") + chunk(b"cd\n"),
+    "cut in a size line": chunk(b"ab\n") + b"1",
+    "cut in a chunk": chunk(b"ab\n") + b"10\r\nabc",
+    "cut before a CRLF": chunk(b"ab\n") + b"3\r\nabc",
+    "cut in a CRLF": chunk(b"ab\n") + b"3\r\nabc\r",
+    "not a size": chunk(b"ab\n") + b"zz\r\nab\r\n0\r\n\r\n",
+    "no size": chunk(b"ab\n") + b";ext\r\n",
+    "size line too long": chunk(b"ab\n") + b"1" * 70_000,
+    "size line just too long": b"0" * 65_535 + b"1\n",
+    "size line at the limit": b"0" * 65_533 + b"2\r\nab\r\n0\r\n\r\n",
+    "trailer too long": chunk(b"ab\n") + b"0\r\n" + b"t" * 70_000,
+    "size -1": chunk(b"ab\n") + b"-1\r\nthe rest",
+    "size -5": chunk(b"ab\n") + b"-5\r\nthe rest",
+    "wrong CRLF": b"3\r\nabcXY4\r\ndefgZZ0\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("sizes", [(1,), (7, 1, 3), (16,), (100_000,)], ids=str)
+@pytest.mark.parametrize("name", list(BODIES))
+def test_the_body_is_read_as_urllib3_reads_it_chunk_by_chunk(name: str, sizes: tuple[int, ...]) -> None:
+    expected = read_body(chunked_response(BODIES[name], sizes).read_chunked())
+    assert read_body(logs_chunks(chunked_response(BODIES[name], sizes))) == expected
+
+
+def test_random_bodies_are_read_as_urllib3_reads_them() -> None:
+    rng = random.Random(42)
+    for _ in range(300):
+        parts = [chunk(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40)))) for _ in range(5)]
+        body = b"".join(parts) + b"0\r\n\r\n"
+        body = body[: rng.randrange(len(body) + 1)] if rng.random() < 0.5 else body
+        sizes = [rng.randrange(1, 50) for _ in range(3)]
+        expected = read_body(chunked_response(body, sizes).read_chunked())
+        assert read_body(logs_chunks(chunked_response(body, sizes))) == expected, body
+
+
+def test_chunks_that_have_arrived_are_handed_over_together_without_waiting_for_more() -> None:
+    body = b"".join(chunk(b"line %d\n" % i) for i in range(100))
+    response = chunked_response(body + b"0\r\n\r\n", [len(body)])
+    pieces = logs_chunks(response)
+    assert next(pieces) == b"".join(b"line %d\n" % i for i in range(100))
+    assert list(pieces) == []
+
+
+def test_the_api_servers_log_stream_is_read_many_chunks_at_a_time(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (pod,) = serving(kube_server)
+    kube_server.append_log(NS, pod, "app", *(f"line {i}" for i in range(300)), at=at(1))
+    kube_server.finish_pod(NS, pod)
+
+    def one_at_a_time(*args: object, **kwargs: object) -> Iterator[bytes]:
+        raise AssertionError("read_chunked used")
+
+    monkeypatch.setattr(urllib3.HTTPResponse, "read_chunked", one_at_a_time)
+    batches = [item for item in read_app(kube_api, app=APP, namespace=NS, options=FOLLOW)]
+    lines = [line for item in batches if isinstance(item, ReplicaLines) for line in item.lines]
+    assert [line.message for line in lines] == [f"line {i}" for i in range(300)]
+    assert {line.timestamp for line in lines} == {LogTime(int(at(1).timestamp()) * 1_000_000_000)}

@@ -71,7 +71,12 @@ def log_requests(server: FakeKubeApi, pod: str | None = None) -> list[dict[str, 
     return [dict(r.query) for r in server.requests_matching("GET", path)]
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+WAIT_S = 15.0
+"""How long a scenario waits for a condition: on a loaded machine the first log request of a test
+alone took 4-8 s, so a wait is cut only by the watchdog's 20 s, not by an assumption about speed."""
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = WAIT_S) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
