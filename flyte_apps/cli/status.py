@@ -68,6 +68,8 @@ ADOPT_MISSING: Final = "adopt: no live KService"
 ADOPT_CHANGES: Final = "adopt: changes (`pulumi up` would update the live KService)"
 ADOPT_REASONS_SHOWN: Final = 3
 DRIFT_ADOPT: Final = "adopt"
+KUBE_LOGGER: Final = "flyte_apps.kube"
+"""The logger every module of the kube layer logs under (``logging.getLogger(__name__)``)."""
 
 
 class StatusFormat(StrEnum):
@@ -313,8 +315,8 @@ class _EchoHandler(logging.Handler):
 @contextmanager
 def warnings_to_stderr() -> Iterator[None]:
     """While a command runs, the Kubernetes layer's warnings (skipped KServices, dropped events,
-    watch retries) go to stderr as ``warning: ...`` lines."""
-    logger = logging.getLogger("components")
+    watch retries, the Revision fallback) go to stderr as ``warning: ...`` lines."""
+    logger = logging.getLogger(KUBE_LOGGER)
     handler = _EchoHandler(logging.WARNING)
     logger.addHandler(handler)
     try:

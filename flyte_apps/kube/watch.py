@@ -26,8 +26,10 @@ Revision watch last reported it, so it can trail the API server by that watch's 
 a change of the count alone does not make an event.
 
 Fan-out: each event is built once and the same message goes to every subscriber it is for (treat
-events as read-only), and subscribers are indexed by the identity they asked for, so an event
-costs a few dictionary lookups plus one buffer append per interested subscriber.
+events as read-only). Subscribers are grouped by the identity they asked for, one channel per
+identity, so an event costs a few dictionary lookups and one append per interested channel; the
+channels' events are handed to their subscribers in batches of up to ``_WAKE_AT`` (at once when the
+stream has nothing more waiting), one buffer extend and at most one wake-up per subscriber and batch.
 """
 
 from __future__ import annotations
@@ -84,8 +86,16 @@ _STREAM_ERRORS: Final = (urllib3.exceptions.HTTPError, http.client.HTTPException
 _HTTP_GONE: Final = 410
 _HTTP_FORBIDDEN: Final = 403
 _WAKE_AT: Final = 16
-"""Events a waiting reader may be left to sleep on while a backlog streams in (see ``_offer``): few
-enough that it wakes with most of its buffer still free, even on a busy machine."""
+"""Events the hub holds back while a backlog streams in, to hand them to every subscriber as one batch
+(one buffer extend and at most one wake-up per subscriber; see ``WatchHub._flush``): few enough that a
+reader wakes with most of its buffer still free, even on a busy machine. At most half the buffer."""
+_YIELD_S: Final = 0.001
+"""How long the hub steps aside at a time while a reader it has woken has not run yet and its buffer
+fills (see ``WatchHub._flush``)..."""
+_YIELD_MAX_S: Final = 0.02
+"""... and at most this long per batch: a reader's turn is waited for, never its reading."""
+_LAG_DIVISOR: Final = 4
+"""A woken reader that has not run lags once a quarter of its buffer is full."""
 MAX_BAD_ROUNDS: Final = 5
 """Watch rounds in a row that end on a response of the wrong shape (an event that is not a watch
 event, a list that cannot be read) before the hub gives up with a ``KubeBadResponse``: a cluster
@@ -143,12 +153,12 @@ class Subscription:
     drained; iterating yields events until ``WatchHub.unsubscribe`` (or ``WatchHub.stop``) closes
     it. Events already buffered when it closes are still delivered.
 
-    The hub offers every event to every interested subscription from its one thread, and a hundred
-    subscribers made the lock rounds and wake-ups the bulk of its work. So the buffers are deques
-    (append and popleft are atomic), taken and filled without a lock; the lock and condition are only
-    for a reader that finds nothing and waits, and an offer wakes a reader only if one is waiting.
-    Only the hub's thread offers; a reader registers as waiting before it looks once more, under the
-    lock the offer's wake-up also takes, so no wake-up is lost.
+    The hub hands events over in batches (see ``WatchHub``), and a hundred subscribers made the lock
+    rounds and wake-ups the bulk of its work. So the buffers are deques (extend and popleft are
+    atomic), taken and filled without a lock; the lock and condition are only for a reader that finds
+    nothing and waits, and a delivery wakes a reader only if one is waiting. Deliveries are made under
+    the hub's lock, one at a time; a reader registers as waiting before it looks once more, under the
+    lock the delivery's wake-up also takes, so no wake-up is lost.
     """
 
     def __init__(self, target: WatchTarget, capacity: int) -> None:
@@ -176,6 +186,12 @@ class Subscription:
             return self._failure
 
     def get(self, timeout: float | None = None) -> WatchResponse | None:
+        events = self._events
+        if events and not self._snapshot:  # the common case, inline: it runs for every event
+            try:
+                return events.popleft()
+            except IndexError:  # another reader of this subscription took it
+                pass
         event = self._take()
         if event is not None:
             return event
@@ -190,12 +206,14 @@ class Subscription:
         return self._take()
 
     def _take(self) -> WatchResponse | None:
-        """The snapshot first (it was complete before any live event could be offered), then live
-        events."""
-        try:
-            return self._snapshot.popleft()
-        except IndexError:
-            pass
+        """The snapshot first (it was complete before any live event could be delivered), then live
+        events. Tested before it is taken: an empty deque's ``popleft`` raises, which costs more than
+        the test, and this runs for every event of every subscriber."""
+        if self._snapshot:
+            try:
+                return self._snapshot.popleft()
+            except IndexError:  # another reader of this subscription took it
+                pass
         try:
             return self._events.popleft()
         except IndexError:
@@ -213,26 +231,27 @@ class Subscription:
             self._snapshot.extend(events)
             self._cond.notify_all()
 
-    def _offer(self, event: WatchResponse, later: set[Subscription] | None = None) -> bool:
-        """Non-blocking put: False (and counted) when the buffer is full.
-
-        A waiting reader is woken now, or, given ``later``, the subscription is added to it for the
-        caller to wake soon (:meth:`_wake`) while the buffer holds fewer than ``_WAKE_AT`` events
-        (and is less than half full): a reader woken once for several events costs far less than
-        one woken per event, and still wakes with most of its buffer free."""
+    def _deliver(self, batch: list[WatchResponse]) -> int:
+        """Non-blocking put of a batch, in order: what fits in the buffer is kept, the rest dropped
+        (and counted); returns how many were dropped. Wakes a waiting reader."""
         if self._closed:
-            return True
+            return 0
         events = self._events
-        if len(events) >= self.capacity:  # only readers shrink it meanwhile: never over capacity
-            self.dropped += 1
-            return False
-        events.append(event)
+        room = self.capacity - len(events)  # only readers shrink it meanwhile: never over capacity
+        lost = len(batch) - room
+        if lost <= 0:
+            events.extend(batch)
+            lost = 0
+        else:
+            events.extend(batch[:room])
+            self.dropped += lost
         if self._waiting:
-            if later is not None and len(events) < min(_WAKE_AT, self.capacity // 2):
-                later.add(self)
-            else:
-                self._wake()
-        return True
+            self._wake()
+        return lost
+
+    def _lags(self) -> bool:
+        """Woken with events (it waits, yet its buffer is a quarter full) but not run since."""
+        return bool(self._waiting) and len(self._events) * _LAG_DIVISOR >= self.capacity
 
     def _wake(self) -> None:
         with self._cond:
@@ -549,6 +568,7 @@ class _RevisionReplicas:
         self._counts: dict[str, int] = {}
         self._synced = False
         self._refused_once = False
+        self._first_failure: KubeError | None = None
         self._loop = _ListWatch(
             client=client,
             namespace=namespace,
@@ -569,22 +589,34 @@ class _RevisionReplicas:
         with self._lock:
             return self._refused_once
 
-    def start(self) -> None:
-        """List (a refusal ends here; another failure is retried in the background), then watch."""
+    def prime(self) -> None:
+        """The first list, before the hub lists KServices (so that they find their Revisions). It
+        says nothing and starts nothing: a failure is kept for :meth:`launch`, so a hub that cannot
+        start (its KService list fails too) ends with that one error, not with warnings about
+        Revisions in front of it."""
         try:
             self._loop.relist()
         except KubeError as exc:
-            if self._refused(exc):
-                return
-            log.warning(
-                "listing %s in namespace %s: %s; reading Revisions one by one until it works",
-                REVISIONS,
-                self.namespace,
-                exc,
-            )
-            self._loop.start("flyte-apps-watch-revisions", listed=False)
+            self._first_failure = exc
+        else:
+            self._first_failure = None
+
+    def launch(self) -> None:
+        """Once the hub has started: watch from :meth:`prime`'s list; or, if that list failed, say
+        so (a refusal, once, for good; another failure is retried in the background)."""
+        failure = self._first_failure
+        if failure is None:
+            self._loop.start("flyte-apps-watch-revisions", listed=True)
             return
-        self._loop.start("flyte-apps-watch-revisions", listed=True)
+        if self._refused(failure):
+            return
+        log.warning(
+            "listing %s in namespace %s: %s; reading Revisions one by one until it works",
+            REVISIONS,
+            self.namespace,
+            failure,
+        )
+        self._loop.start("flyte-apps-watch-revisions", listed=False)
 
     def stop(self, timeout: float) -> None:
         self._loop.interrupt()
@@ -677,12 +709,14 @@ class WatchHub:
         self._lock = threading.Lock()
         self._cache: dict[str, _Entry] = {}
         self._ignored: dict[str, str] = {}
-        self._subscriptions: list[Subscription] = []
-        self._index: dict[_TargetKey, list[Subscription]] = {}
+        self._subscriptions: set[Subscription] = set()
+        self._channels: dict[_TargetKey, _Channel] = {}
         """Subscriptions by the identity they asked for (None: any)."""
-        self._later: set[Subscription] = set()
-        """Waiting readers of the events just dispatched, woken when the watch stream has nothing
-        more waiting (a backlog is then handed over in a few wake-ups, not one per event)."""
+        self._held: list[_Channel] = []
+        """Channels with events not yet handed to their subscribers (see ``_flush``)."""
+        self._held_events = 0
+        self._batch = max(1, min(_WAKE_AT, buffer_size // 2))
+        """Events held back at most before a batch is handed over."""
         self._relists = 0
         self._failure: KubeError | None = None
         self._api: k8s.ApiClient | None = None
@@ -700,7 +734,7 @@ class WatchHub:
             watch_timeout=watch_timeout_seconds,
             stopping=self._stopping,
             give_up=self._give_up,
-            idle=self._wake_later,
+            idle=self._flush_held,
         )
         self._revisions = (
             _RevisionReplicas(
@@ -724,23 +758,24 @@ class WatchHub:
             return
         try:
             if self._revisions is not None:
-                self._revisions.start()  # first, so the KServices listed next find their Revisions
+                self._revisions.prime()  # first, so the KServices listed next find their Revisions
             self._kservices.relist()
         except BaseException:
-            self._stopping.set()
-            if self._revisions is not None:
-                self._revisions.stop(5.0)
+            self._stopping.set()  # nothing watches yet, and the Revisions' list said nothing
             self._close_client()
             raise
         self._started = True
+        if self._revisions is not None:
+            self._revisions.launch()
         self._kservices.start("flyte-apps-watch-hub", listed=True)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop watching, end every subscription and close the client."""
         self._stopping.set()
         with self._lock:
-            subscriptions, self._subscriptions = self._subscriptions, []
-            self._index = {}
+            self._flush()  # what was dispatched before is delivered, as an event never held back
+            subscriptions, self._subscriptions = self._subscriptions, set()
+            self._channels = {}
         self._kservices.interrupt()
         if self._revisions is not None:
             self._revisions.stop(timeout)
@@ -787,6 +822,7 @@ class WatchHub:
         target = target or WatchTarget()
         subscription = Subscription(target, self._buffer_size)
         with self._lock:
+            self._flush()  # events held back are in the snapshot: only the subscribers before get them
             entries = sorted(self._cache.values(), key=lambda e: _sort_key(e.app))
             subscription._seed(
                 [create_event(entry.app) for entry in entries if target.matches(entry.app.metadata.id)]
@@ -794,8 +830,11 @@ class WatchHub:
             if self._stopping.is_set():
                 subscription._close(self._failure)
             else:
-                self._subscriptions.append(subscription)
-                self._index.setdefault(target.key, []).append(subscription)
+                self._subscriptions.add(subscription)
+                channel = self._channels.get(target.key)
+                if channel is None:
+                    channel = self._channels[target.key] = _Channel()
+                channel.subscriptions.append(subscription)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
@@ -803,10 +842,10 @@ class WatchHub:
         with self._lock:
             if subscription in self._subscriptions:
                 self._subscriptions.remove(subscription)
-                peers = self._index.get(subscription.target.key, [])
-                peers.remove(subscription)
-                if not peers:
-                    self._index.pop(subscription.target.key, None)
+                channel = self._channels[subscription.target.key]
+                channel.subscriptions.remove(subscription)
+                if not channel.subscriptions:
+                    del self._channels[subscription.target.key]
         subscription._close()
 
     # --- KService events ---------------------------------------------------------------------------
@@ -820,8 +859,9 @@ class WatchHub:
         with self._lock:
             if self._failure is None:
                 self._failure = failure
-            subscriptions, self._subscriptions = self._subscriptions, []
-            self._index = {}
+            self._flush()
+            subscriptions, self._subscriptions = self._subscriptions, set()
+            self._channels = {}
         self._stopping.set()
         for subscription in subscriptions:
             subscription._close(failure)
@@ -896,53 +936,78 @@ class WatchHub:
             return cached
         return current_replicas(self._client(), self.namespace, obj, retry=self._retry)
 
-    def _wake_later(self) -> None:
-        """Wake the readers whose events were dispatched with ``later``."""
+    def _flush_held(self) -> None:
+        """Hand the events held back to their subscribers (the watch stream has nothing more waiting)."""
         with self._lock:
-            waiting, self._later = self._later, set()
-        for subscription in waiting:
-            subscription._wake()
+            self._flush()  # no more events are coming now: no need to step aside
 
     def _apply(self, changes: list[_Change], *, later: bool = False) -> None:
         """Update the cache and fan the events out, under the lock ``subscribe`` also takes; with
-        ``later``, waiting readers may be woken by the next :meth:`_wake_later` instead of now."""
+        ``later``, the events may be held back until a batch is full or :meth:`_flush_held`."""
         with self._lock:
-            pending = self._later if later else None
             for change in changes:
                 entry = self._cache.get(change.name)
                 if change.app is None:
                     if entry is not None:
                         del self._cache[change.name]
-                        self._dispatch(entry.app, delete_event, pending)
+                        self._dispatch(entry.app, delete_event)
                     continue
                 if entry is not None and entry.resource_version == change.resource_version:
                     continue
                 self._cache[change.name] = _Entry(change.resource_version, change.app)
                 if entry is None:
-                    self._dispatch(change.app, create_event, pending)
+                    self._dispatch(change.app, create_event)
                 elif app_key(entry.app.metadata.id) != app_key(change.app.metadata.id):
-                    self._dispatch(entry.app, delete_event, pending)  # the KService now holds another app
-                    self._dispatch(change.app, create_event, pending)
+                    self._dispatch(entry.app, delete_event)  # the KService now holds another app
+                    self._dispatch(change.app, create_event)
                 else:
-                    self._dispatch(change.app, partial(update_event, old=entry.app), pending)
+                    self._dispatch(change.app, partial(update_event, old=entry.app))
+            lagging = self._flush() if not later or self._held_events >= self._batch else []
+        waited = 0.0
+        while lagging and waited < _YIELD_MAX_S and not self._stopping.wait(_YIELD_S):
+            waited += _YIELD_S
+            lagging = [subscription for subscription in lagging if subscription._lags()]
 
-    def _dispatch(
-        self,
-        app: app_pb.App,
-        make: Callable[[app_pb.App], WatchResponse],
-        later: set[Subscription] | None,
-    ) -> None:
-        """Non-blocking delivery to every matching subscriber: the event is built once, for the
-        first of them, and shared."""
+    def _dispatch(self, app: app_pb.App, make: Callable[[app_pb.App], WatchResponse]) -> None:
+        """Queue the event on every matching channel (under the lock): built once, for the first of
+        them, and shared."""
         event: WatchResponse | None = None
-        index = self._index
+        channels = self._channels
         for key in _target_keys(app.metadata.id):
-            for subscription in index.get(key, ()):
-                if event is None:
-                    event = make(app)
-                if not subscription._offer(event, later):
-                    ident = app_key(app.metadata.id)
+            channel = channels.get(key)
+            if channel is None:
+                continue
+            if event is None:
+                event = make(app)
+                self._held_events += 1
+            if not channel.pending:
+                self._held.append(channel)
+            channel.pending.append(event)
+
+    def _flush(self) -> list[Subscription]:
+        """Non-blocking delivery of the events held back (under the lock): each channel's batch to
+        each of its subscribers in one go; a full buffer drops the rest of the batch, with a warning
+        per event.
+
+        Returns the readers that lag: each still waits although it holds more than this batch, so an
+        earlier batch woke it and it has not run since, and its buffer is a quarter full. That happens
+        on a busy machine, when the hub's thread keeps the interpreter while a hundred woken readers
+        wait for it; the caller then steps aside (outside the lock, :data:`_YIELD_S` at a time, at
+        most :data:`_YIELD_MAX_S`) until they have run, so that they do before their buffers fill. A
+        subscriber that never reads never waits, so it never makes the hub step aside."""
+        held, self._held = self._held, []
+        self._held_events = 0
+        lagging: list[Subscription] = []
+        for channel in held:
+            batch, channel.pending = channel.pending, []
+            for subscription in channel.subscriptions:
+                lost = subscription._deliver(batch)
+                for event in batch[len(batch) - lost :] if lost else ():
+                    ident = app_key(event_app(event).metadata.id)
                     log.warning("subscriber buffer full, dropping update for app: %s", ident)
+                if len(subscription._events) > len(batch) and subscription._lags():
+                    lagging.append(subscription)  # more than this batch: an earlier one woke it
+        return lagging
 
     def _client(self) -> k8s.ApiClient:
         with self._api_lock:
@@ -955,6 +1020,16 @@ class WatchHub:
             api, self._api = self._api, None
         if api is not None:
             cast(Callable[[], None], api.close)()
+
+
+class _Channel:
+    """The subscriptions that asked for one identity, and the events held back for them."""
+
+    __slots__ = ("pending", "subscriptions")
+
+    def __init__(self) -> None:
+        self.subscriptions: list[Subscription] = []
+        self.pending: list[WatchResponse] = []
 
 
 def _sort_key(app: app_pb.App) -> tuple[str, str, str]:

@@ -309,3 +309,49 @@ def test_watch_against_an_unreachable_cluster_exits_3_with_one_line(closed_port_
     assert result.exit_code == 3
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: cannot reach the Kubernetes API at http://127.0.0.1:")
+
+
+# --- the kube layer's warnings --------------------------------------------------------------------
+
+REVISIONS_LIST_FORBIDDEN = "/revisions"
+"""The first request to a Revision path is the command's LIST of them (fail_next matches in order)."""
+NO_SUCH_RESOURCE_TYPE = "the server could not find the requested resource"
+
+
+def test_status_prints_the_kube_layers_revision_fallback_as_one_warning(kube_server: FakeKubeApi) -> None:
+    running(kube_server, deploy(kube_server), pods=2)
+    kube_server.fail_next(403, times=1, method="GET", path_contains=REVISIONS_LIST_FORBIDDEN)
+    result = run("status", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("warning: forbidden")
+    assert line.endswith(
+        "; reading each app's Revision instead (grant list on revisions.serving.knative.dev to avoid it)"
+    )
+    assert result.stdout.splitlines()[1].split()[:3] == ["proj/dev/myapp", "ACTIVE", "2"]
+
+
+def test_watch_prints_the_hubs_revision_fallback_as_one_warning(kube_server: FakeKubeApi) -> None:
+    running(kube_server, deploy(kube_server), pods=2)
+    kube_server.fail_next(403, times=1, method="GET", path_contains=REVISIONS_LIST_FORBIDDEN)
+    result = run("watch", "--max-events", "1", "--timeout", "10", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    (line,) = result.stderr.splitlines()  # said once, by the hub's start (no thread involved)
+    assert line.startswith("warning: forbidden")
+    assert "; reading each app's Revision per event instead (grant list and watch on " in line
+    assert result.stdout.split()[1:6] == ["CREATED", "proj/dev/myapp", "ACTIVE", "replicas", "2"]
+
+
+@pytest.mark.parametrize("revisions", [403, 404], ids=["revisions-forbidden", "revisions-missing"])
+def test_watch_that_cannot_list_kservices_prints_only_the_error(
+    kube_server: FakeKubeApi, revisions: int
+) -> None:
+    """The hub's Revision list fails first (a refusal, or no Knative); the KService list then fails:
+    the hub never starts, and nothing about Revisions comes before the one-line error."""
+    kube_server.fail_next(revisions, times=1000, path_contains="/revisions", message=NO_SUCH_RESOURCE_TYPE)
+    kube_server.fail_next(404, times=1000, path_contains="/services", message=NO_SUCH_RESOURCE_TYPE)
+    result = run("watch", "--timeout", "1", *cluster(kube_server))
+    assert result.exit_code == 3
+    assert result.stderr.splitlines() == [
+        "error: Knative Serving is not installed in this cluster (no services.serving.knative.dev)"
+    ]

@@ -21,7 +21,7 @@ from flyteidl2.app.app_payload_pb2 import WatchResponse
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.status import app_key
-from flyte_apps.kube.errors import KubeForbidden
+from flyte_apps.kube.errors import KubeError, KubeForbidden
 from flyte_apps.kube.retry import RetryPolicy
 from flyte_apps.kube.target import KubeTarget, build_api_client
 from flyte_apps.kube.watch import Subscription, WatchHub, WatchTarget, event_app
@@ -33,6 +33,7 @@ NS = "flyte"
 FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
 EVENT_TIMEOUT = 5.0
 QUIET = 0.3
+NO_SUCH_RESOURCE_TYPE = "the server could not find the requested resource"
 HUB_WATCHES = 2
 """A hub watches KServices, and Revisions for the replica counts."""
 
@@ -251,6 +252,55 @@ def test_slow_subscriber_loses_events_while_a_fast_one_loses_none(
     assert caplog.text.count("subscriber buffer full, dropping update for app: proj/dev/myapp") == 4
 
 
+def test_a_backlog_reaches_each_subscriber_in_order_and_a_full_buffer_keeps_the_oldest(
+    kube_server: FakeKubeApi, make_hub: HubFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Events are handed over in batches; nobody reads here, so what each buffer holds does not
+    depend on timing: the first ``buffer_size`` events, the rest dropped with a warning each, and the
+    same event objects in every subscriber."""
+    hub = make_hub(buffer_size=20)
+    first, second = hub.subscribe(), hub.subscribe(WatchTarget(project="proj"))
+    names = [f"app{i:02d}" for i in range(30)]
+    with caplog.at_level(logging.WARNING, logger="flyte_apps.kube"):
+        for name in names:
+            deploy(kube_server, name=name)
+        wait_until(lambda: first.dropped == second.dropped == 10, "the last events to be dropped")
+    received = [take(subscription, 20) for subscription in (first, second)]
+    assert [describe(e) for e in received[0]] == [("create", f"proj/dev/{name}") for name in names[:20]]
+    assert all(a is b for a, b in zip(*received, strict=True))
+    assert_quiet(first)
+    dropped = [r.getMessage() for r in caplog.records if "subscriber buffer full" in r.getMessage()]
+    expected = [f"subscriber buffer full, dropping update for app: proj/dev/{name}" for name in names[20:]]
+    assert sorted(dropped) == sorted(expected * 2)  # one per subscriber and event, in batches
+
+
+def test_a_subscriber_joining_while_events_are_held_back_gets_them_once(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    """An event dispatched but not yet handed over (its batch is not full, more of the stream is
+    waiting) is already in the cache: a subscriber joining then has it in its snapshot, and only the
+    subscribers before it get it as an event. Driven through the hub's own event handler, as its
+    watch thread would call it, so that the event is certainly held back when ``subscribe`` runs."""
+    name = deploy(kube_server)
+    hub = make_hub()
+    early = hub.subscribe()
+    take(early, 1)
+    kservice = kube_server.get(KSERVICES, NS, name)
+    assert kservice is not None
+    kservice["metadata"]["resourceVersion"] = "held-back"
+    kservice["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+    hub._handle("MODIFIED", kservice)  # the cluster makes no change: the hub's watch stays idle
+    late = hub.subscribe()
+    hub._flush_held()  # as the watch thread does once the stream has nothing more waiting
+    (snapshot,) = take(late, 1)
+    assert describe(snapshot) == ("create", "proj/dev/myapp")
+    assert snapshot.create_event.app.status.conditions[0].deployment_status == (
+        app_pb.Status.DEPLOYMENT_STATUS_ACTIVE
+    )
+    assert_quiet(late)
+    assert [describe(e) for e in take(early, 1)] == [("update", "proj/dev/myapp")]
+
+
 # --- recovery --------------------------------------------------------------------------------------
 
 
@@ -382,6 +432,24 @@ def test_start_fails_with_the_api_error_when_the_namespace_cannot_be_listed(
     with pytest.raises(KubeForbidden) as err:
         make_hub()
     assert "forbidden: RBAC must allow verb 'list' on 'services.serving.knative.dev'" in str(err.value)
+
+
+@pytest.mark.parametrize("revisions", [403, 404], ids=["revisions-forbidden", "revisions-missing"])
+def test_a_hub_that_cannot_list_kservices_fails_with_that_error_alone(
+    kube_server: FakeKubeApi, make_hub: HubFactory, caplog: pytest.LogCaptureFixture, revisions: int
+) -> None:
+    """The Revision list comes first and fails too (a refusal, or no Knative at all): the hub does not
+    start, so it says nothing about Revisions (the caller prints the one error) and leaves no thread."""
+    kube_server.fail_next(revisions, times=1000, path_contains="/revisions", message=NO_SUCH_RESOURCE_TYPE)
+    kube_server.fail_next(404, times=1000, path_contains="/services", message=NO_SUCH_RESOURCE_TYPE)
+    before = set(threading.enumerate())
+    with caplog.at_level(logging.DEBUG, logger="flyte_apps.kube"), pytest.raises(KubeError) as err:
+        make_hub()
+    assert (
+        str(err.value) == "Knative Serving is not installed in this cluster (no services.serving.knative.dev)"
+    )
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert not [t for t in set(threading.enumerate()) - before if t.name.startswith("flyte-apps-watch")]
 
 
 # --- replica counts and fan-out ----------------------------------------------------------------------
