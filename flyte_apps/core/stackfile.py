@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -23,7 +23,7 @@ from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.kit import unknown_key_message
 from flyte_apps.core.constants import PROJECT_NAME
 from flyte_apps.core.errors import ConfigProblem
-from flyte_apps.core.yamlin import Keys, YamlIssue, read_yaml
+from flyte_apps.core.yamlin import Keys, LaterMap, YamlIssue, read_yaml
 
 PROJECT_FILE: Final = "Pulumi.yaml"
 KEY_CONFIG: Final = "config"
@@ -82,7 +82,7 @@ def parse_project_file(text: str, source: str) -> StackInput:
             continue  # a declaration without a default: the stack file must set it
         chosen = value.get("default", value.get("value")) if isinstance(value, dict) else value
         values[full_key(str(key))] = chosen
-    key_lines = _LaterMap(
+    key_lines = LaterMap(
         lambda: {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys, 2)}
     )
     return StackInput(values=values, problems=tuple(problems), key_lines=key_lines)
@@ -126,7 +126,7 @@ def parse_stack_file(text: str, source: str) -> StackInput:
             problems.append(ConfigProblem(key, f"{wrong} ({source})"))
             continue
         values[full_key(key)] = value
-    key_lines = _LaterMap(
+    key_lines = LaterMap(
         lambda: {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys)}
     )
     return StackInput(values=values, problems=tuple(problems), warnings=tuple(warnings), key_lines=key_lines)
@@ -150,7 +150,7 @@ def merge_inputs(inputs: Sequence[StackInput]) -> StackInput:
         values=values,
         problems=tuple(problem for given in inputs for problem in given.problems),
         warnings=tuple(warning for given in inputs for warning in given.warnings),
-        key_lines=_LaterMap(key_lines),
+        key_lines=LaterMap(key_lines),
     )
 
 
@@ -204,32 +204,6 @@ def _config_key(keys: Keys, depth: int | None = None) -> bool:
         and isinstance(keys[1], str)
         and (depth is None or len(keys) <= depth)
     )
-
-
-class _LaterMap(Mapping[str, tuple[str, int]]):
-    """A map made by ``make`` when first looked into (then kept)."""
-
-    def __init__(self, make: Callable[[], dict[str, tuple[str, int]]]) -> None:
-        self._make: Callable[[], dict[str, tuple[str, int]]] | None = make
-        self._made: dict[str, tuple[str, int]] = {}
-
-    def _map(self) -> dict[str, tuple[str, int]]:
-        if self._make is not None:
-            self._made = self._make()
-            self._make = None
-        return self._made
-
-    def __getitem__(self, key: str) -> tuple[str, int]:
-        return self._map()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._map())
-
-    def __len__(self) -> int:
-        return len(self._map())
-
-    def __repr__(self) -> str:
-        return repr(self._map())
 
 
 def _issue_problem(issue: YamlIssue, source: str) -> ConfigProblem:

@@ -17,7 +17,7 @@ is checked and built in one walk over the composed nodes (:func:`_clean_values`)
 the first thing it does not expect (an issue, an alias, a merge key, a tag other than the core
 scalars, a bound); the document is then read again by the full, slower checks, so every finding,
 message and line is theirs. The line of each key is worked out only when someone asks for one
-(:class:`KeyLines`), from the text, by the same walk that finds the issues. Python's cyclic garbage
+(:func:`key_lines`), from the text, by the same walk that finds the issues. Python's cyclic garbage
 collector is paused while the composed nodes exist: they hold no cycle, and a collection pass over
 hundreds of thousands of new nodes costs more than composing them.
 """
@@ -25,10 +25,10 @@ hundreds of thousands of new nodes costs more than composing them.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 import yaml
 
@@ -55,6 +55,8 @@ from flyte_apps.core.yamlcompat import (
 )
 
 Keys = tuple[str | int, ...]
+K = TypeVar("K")
+V = TypeVar("V")
 """Where a node is in the document: map keys and list indexes from the root."""
 
 MAX_ALIASES: Final = 20
@@ -104,7 +106,7 @@ def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], Mapping[Key
                 return None, [], {}
             clean = _clean_values(loader, node, shared=_ALIAS_INDICATOR in text)
             if clean is not None:
-                return clean[0], [], KeyLines(text, _LOADER)
+                return clean[0], [], key_lines(text, _LOADER)
             bound_problems = _bound_problems(node, text, source)
             if bound_problems:
                 raise ConfigError(bound_problems)
@@ -122,42 +124,51 @@ def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], Mapping[Key
     return data, issues, lines
 
 
-class KeyLines(Mapping[Keys, int]):
+class LaterMap(Mapping[K, V]):
+    """A map made by ``make`` when first looked into, then kept."""
+
+    def __init__(self, make: Callable[[], dict[K, V]]) -> None:
+        self._make: Callable[[], dict[K, V]] | None = make
+        self._made: dict[K, V] = {}
+
+    def _map(self) -> dict[K, V]:
+        if self._make is not None:
+            self._made = self._make()
+            self._make = None
+        return self._made
+
+    def __getitem__(self, key: K) -> V:
+        return self._map()[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
+
+    def __repr__(self) -> str:
+        return f"LaterMap({self._map()!r})"
+
+
+def key_lines(text: str, loader: Any) -> LaterMap[Keys, int]:
     """The line of each key and list item of a document :func:`read_yaml` read without an issue,
     found when first asked for: the text is composed again and walked as :func:`_issues` walks it,
     so the lines are the ones that walk records."""
 
-    def __init__(self, text: str, loader: Any) -> None:
-        self._text = text
-        self._loader = loader
-        self._lines: dict[Keys, int] | None = None
+    def find() -> dict[Keys, int]:
+        lines: dict[Keys, int] = {}
+        composer = loader(text)
+        try:
+            with _collector_paused():
+                node = composer.get_single_node()
+                if node is not None:
+                    for _ in _issues(node, lines):
+                        pass
+        finally:
+            composer.dispose()
+        return lines
 
-    def _found(self) -> dict[Keys, int]:
-        if self._lines is None:
-            lines: dict[Keys, int] = {}
-            loader = self._loader(self._text)
-            try:
-                with _collector_paused():
-                    node = loader.get_single_node()
-                    if node is not None:
-                        for _ in _issues(node, lines):
-                            pass
-            finally:
-                loader.dispose()
-            self._lines = lines
-        return self._lines
-
-    def __getitem__(self, keys: Keys) -> int:
-        return self._found()[keys]
-
-    def __iter__(self) -> Iterator[Keys]:
-        return iter(self._found())
-
-    def __len__(self) -> int:
-        return len(self._found())
-
-    def __repr__(self) -> str:
-        return f"KeyLines({self._found()!r})"
+    return LaterMap(find)
 
 
 @contextmanager

@@ -143,7 +143,7 @@ def test_key_lines_are_found_when_asked_for_and_match_the_full_checks(
 ) -> None:
     text = "config:\n  flyte-apps:apps:\n    - name: a\n\n      env:\n        K: v\n    - name: b\n"
     _, _, lines = yamlin.read_yaml(text, SOURCE)
-    assert isinstance(lines, yamlin.KeyLines)
+    assert isinstance(lines, yamlin.LaterMap)
     found = dict(lines)
     assert found[("config", "flyte-apps:apps", 1)] == 7
     assert found[("config", "flyte-apps:apps", 0, "env", "K")] == 6
