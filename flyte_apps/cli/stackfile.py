@@ -24,6 +24,7 @@ from flyte_apps.core.stackfile import (
     parse_stack_file,
     stack_file_name,
 )
+from flyte_apps.core.yamlin import collector_paused
 
 DEFAULT_STACK: Final = "dev"
 
@@ -64,7 +65,11 @@ def plan_stack_files(
     given = StackInput()
     try:
         given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
-        plan = plan_stack(given.values, problems=given.problems, warnings=given.warnings)
+        # Planning makes many long-lived objects and little cyclic garbage: collection passes over
+        # them cost up to a quarter of planning a large stack. Whatever cycles remain are collected
+        # when the collector runs again.
+        with collector_paused():
+            plan = plan_stack(given.values, problems=given.problems, warnings=given.warnings)
     except ConfigError as exc:
         raise bounded_error(ConfigError(located(exc.problems, given))) from None
     warnings = tuple(bounded(warning) for warning in plan.warnings)

@@ -13,9 +13,9 @@ warning; the policy pack's ``knative-feature-flags-enabled`` rule reads the same
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeAlias
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.objects import Manifest
@@ -68,6 +68,28 @@ GATE_STEPS: Final = tuple(
 """Each gate's path cut into steps once (``("containers", "[]", "env", ...)``): a stack of thousands of
 apps walks them for every app."""
 
+GateTrie: TypeAlias = dict[str, tuple[tuple[int, ...], "GateTrie"]]
+"""Gate paths as a tree of steps: each step maps to the gates (indexes into ``GATE_STEPS``) whose path
+ends there and the steps below it, so a pod spec is walked once for every gate (they share
+``containers[].env[]``...)."""
+
+
+def _gate_trie(gates: Sequence[tuple[int, tuple[str, ...]]]) -> GateTrie:
+    """``gates`` (index, steps: never empty) as a ``GateTrie``."""
+    heads: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+    for gate, steps in gates:
+        heads.setdefault(steps[0], []).append((gate, steps[1:]))
+    return {
+        head: (
+            tuple(gate for gate, rest in entries if not rest),
+            _gate_trie([(gate, rest) for gate, rest in entries if rest]),
+        )
+        for head, entries in heads.items()
+    }
+
+
+GATE_TRIE: Final = _gate_trie([(gate, steps) for gate, (_, steps) in enumerate(GATE_STEPS)])
+
 ENABLED_BY_DEFAULT: Final = frozenset({c.FLAG_VOLUMES_EMPTYDIR})
 """Flags Knative enables when ``config-features`` does not set them: no warning is needed for these
 (the ``config-features`` patch still enables them, in case a cluster turned one off)."""
@@ -91,30 +113,38 @@ def flags_used(pod_spec: Manifest) -> tuple[FlagUse, ...]:
     non-empty string or a non-zero number. A value of any other type (an unknown value during
     ``pulumi preview``) is not judged.
     """
+    where: list[list[str]] = [[] for _ in FEATURE_GATES]  # by gate, each in spec order
+    _set_fields(pod_spec, GATE_TRIE, "", where)
     found: dict[str, list[str]] = {}
-    for flag, steps in GATE_STEPS:
-        if steps[0] in pod_spec:
-            for where in _set_fields(pod_spec, steps, ""):
-                found.setdefault(flag, []).append(where)
-    for where in _writable_claims(pod_spec):
-        found.setdefault(c.FLAG_PVC_WRITE, []).append(where)
+    for (flag, _), paths in zip(GATE_STEPS, where, strict=True):
+        if paths:
+            found.setdefault(flag, []).extend(paths)
+    for claim in _writable_claims(pod_spec):
+        found.setdefault(c.FLAG_PVC_WRITE, []).append(claim)
     return tuple(FlagUse(flag, tuple(found[flag])) for flag in sorted(found))
 
 
-def _set_fields(node: object, steps: tuple[str, ...], where: str) -> Iterator[str]:
-    """Manifests are plain dicts and lists (``type`` checks: this runs for every app of a stack)."""
-    if not steps:
-        if _is_set(node):
-            yield where
-        return
-    step, rest = steps[0], steps[1:]
-    if step == LIST_ITEMS:
-        if type(node) is list:
-            for index, item in enumerate(node):
-                yield from _set_fields(item, rest, f"{where}[{index}]")
-        return
-    if type(node) is dict and step in node:
-        yield from _set_fields(node[step], rest, f"{where}.{step}" if where else step)
+def _set_fields(node: object, trie: GateTrie, where: str, found: list[list[str]]) -> None:
+    """Append to ``found[gate]`` where ``node`` sets the field of each gate under ``trie``.
+
+    Manifests are plain dicts and lists (``type`` checks, no generators: this runs for every app)."""
+    for step, (ends, children) in trie.items():
+        if step == LIST_ITEMS:
+            if type(node) is list:
+                for index, item in enumerate(node):
+                    _set_field(item, ends, children, f"{where}[{index}]", found)
+        elif type(node) is dict and step in node:
+            _set_field(node[step], ends, children, f"{where}.{step}" if where else step, found)
+
+
+def _set_field(
+    node: object, ends: tuple[int, ...], children: GateTrie, where: str, found: list[list[str]]
+) -> None:
+    if ends and _is_set(node):
+        for gate in ends:
+            found[gate].append(where)
+    if children:
+        _set_fields(node, children, where, found)
 
 
 def _is_set(value: object) -> bool:

@@ -29,7 +29,12 @@ def object_problems(manifest: Mapping[str, Any], path: str) -> list[ConfigProble
 
 def annotations_size(annotations: Mapping[str, str]) -> int:
     """Bytes Kubernetes counts against the limit: every key and value, UTF-8 encoded."""
-    return sum(len(key.encode()) + len(value.encode()) for key, value in annotations.items())
+    return sum(_utf8_len(key) + _utf8_len(value) for key, value in annotations.items())
+
+
+def _utf8_len(text: str) -> int:
+    """``len(text.encode())`` without the copy when ``text`` is ASCII (the spec's base64 always is)."""
+    return len(text) if text.isascii() else len(text.encode())
 
 
 def _metadata_problems(metadata: Mapping[str, Any], path: str, whose: str) -> list[ConfigProblem]:

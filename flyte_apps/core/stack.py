@@ -25,11 +25,10 @@ from flyte_apps.core.config.kit import unknown_key_message
 from flyte_apps.core.config.load import (
     INVALID_DEFAULT,
     default_name,
-    find_secure_values,
     is_within,
     load_app,
     load_platform,
-    without_secure,
+    redact_secure,
 )
 from flyte_apps.core.config.models import AppConfig, PlatformConfig
 from flyte_apps.core.config.rules import cross_app_problems
@@ -80,8 +79,7 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
             problems.append(ConfigProblem(PREFIX + local, unknown_key_message(local, TOP_LEVEL_KEYS)))
             continue
         values[local] = value
-    secure = find_secure_values(values)
-    values = {key: without_secure(value) for key, value in values.items()}
+    values, secure = redact_secure(values)
 
     platform = load_platform(values.get(KEY_PLATFORM), problems)
     defaults: dict[str, str | None] = {

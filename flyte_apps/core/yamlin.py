@@ -100,7 +100,7 @@ def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], Mapping[Key
         raise ConfigError([ConfigProblem(source, too_large_message(len(text.encode()), "a stack file"))])
     loader = _LOADER(text)
     try:
-        with _collector_paused():
+        with collector_paused():
             node = loader.get_single_node()
             if node is None:
                 return None, [], {}
@@ -159,7 +159,7 @@ def key_lines(text: str, loader: Any) -> LaterMap[Keys, int]:
         lines: dict[Keys, int] = {}
         composer = loader(text)
         try:
-            with _collector_paused():
+            with collector_paused():
                 node = composer.get_single_node()
                 if node is not None:
                     for _ in _issues(node, lines):
@@ -172,7 +172,7 @@ def key_lines(text: str, loader: Any) -> LaterMap[Keys, int]:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection inside (composed nodes and the values built from them hold no
     cycle); the collector's state is restored on the way out."""
     enabled = gc.isenabled()

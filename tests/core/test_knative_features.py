@@ -152,6 +152,25 @@ def test_flags_used_finds_every_gated_field_in_spec_order(
     assert flags_used(pod) == expected
 
 
+def test_the_fields_of_one_flag_are_listed_by_gate_then_in_spec_order() -> None:
+    """One walk serves every gate: a flag's fields still come gate by gate (``FEATURE_GATES``' order)."""
+    env = [
+        {"name": "a", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}},
+        {"name": "b", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "c", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory"}}},
+    ]
+    assert flags_used({"containers": [{"name": "app", "env": env}]}) == (
+        FlagUse(
+            c.FLAG_FIELDREF,
+            (
+                "containers[0].env[1].valueFrom.fieldRef",
+                "containers[0].env[0].valueFrom.resourceFieldRef",
+                "containers[0].env[2].valueFrom.resourceFieldRef",
+            ),
+        ),
+    )
+
+
 def test_a_value_of_an_unknown_kind_is_not_judged() -> None:
     """During ``pulumi preview`` the policy pack sees markers for unknown values: never a flag."""
     marker = object()

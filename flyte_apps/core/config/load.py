@@ -4,6 +4,7 @@ problem is appended to the caller's list with its key path, so one pass finds th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
 from flyte_apps.core import constants as c
@@ -72,15 +73,43 @@ def _has_secure(node: object) -> bool:
     return False
 
 
-def without_secure(node: object) -> object:
-    """A copy of ``node`` with every ``{secure: ...}`` value replaced by None (never echoed back)."""
+PLAIN_TYPES: Final = frozenset({str, int, float, bool, type(None)})
+"""Values that are never a dict or list: copied as they are without a call (every leaf of the config)."""
+
+
+def _redacted(node: object, seen: list[bool]) -> object:
+    """``without_secure``, appending to ``seen`` for each secure value it replaces."""
     if isinstance(node, dict):
         if _is_secure(node):
+            seen.append(True)
             return None
-        return {key: without_secure(child) for key, child in node.items()}
+        return {
+            key: child if type(child) in PLAIN_TYPES else _redacted(child, seen)
+            for key, child in node.items()
+        }
     if isinstance(node, list):
-        return [without_secure(child) for child in node]
+        return [child if type(child) in PLAIN_TYPES else _redacted(child, seen) for child in node]
     return node
+
+
+def without_secure(node: object) -> object:
+    """A copy of ``node`` with every ``{secure: ...}`` value replaced by None (never echoed back)."""
+    return _redacted(node, [])
+
+
+def redact_secure(
+    values: Mapping[str, Any], prefix: str = PREFIX
+) -> tuple[dict[str, Any], list[ConfigProblem]]:
+    """``values`` through ``without_secure``, and ``find_secure_values(values)``: the values are walked
+    once, and again (to build the paths) only where there is something to report."""
+    redacted: dict[str, Any] = {}
+    with_secure: dict[str, Any] = {}
+    for key, value in values.items():
+        seen: list[bool] = []
+        redacted[key] = _redacted(value, seen)
+        if seen:
+            with_secure[key] = value
+    return redacted, find_secure_values(with_secure, prefix)
 
 
 def find_secure_values(values: Mapping[str, Any], prefix: str = PREFIX) -> list[ConfigProblem]:
@@ -220,7 +249,9 @@ def load_app(
         elif given is not None and (message := label_value_problem(value, key)):
             identity_ok = False
             problems.append(ConfigProblem(f"{path}.{key}", bounded(message)))
-    env = app_part_problems(dict(app), path, platform, problems)
+    # The model's fields by name, read-only and uncopied (``dict(app)`` iterates, after a failing
+    # attribute lookup of ``keys``): a frozen model with no extra keys holds exactly its fields.
+    env = app_part_problems(MappingProxyType(vars(app)), path, platform, problems)
     settings = platform.settings if platform is not None else Platform()
     payload = build_payload(app, env, settings.gpu_resource_name, path)
     if app.container is not None or app.pod is not None:
