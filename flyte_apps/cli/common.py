@@ -89,6 +89,7 @@ BaseDomainOption = Annotated[
 ]
 ProjectOption = Annotated[str | None, typer.Option("--project", "-p", help="Flyte project of the app.")]
 DomainOption = Annotated[str | None, typer.Option("--domain", "-d", help="Flyte domain of the app.")]
+AppsArgument = Annotated[str | None, typer.Argument(metavar="NAME", help="App name (default: every app).")]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from flyte_apps.cli.common import (
     DEFAULT_REQUEST_TIMEOUT,
     EXIT_NOT_FOUND,
     EXIT_USAGE,
+    AppsArgument,
     BaseDomainOption,
     ClusterView,
     ConfigOption,
@@ -80,7 +81,7 @@ def register(app: typer.Typer) -> None:
 
 
 def import_apps(
-    name: Annotated[str | None, typer.Argument(metavar="NAME", help="App name (default: every app).")] = None,
+    name: AppsArgument = None,
     *,
     project: ProjectOption = None,
     domain: DomainOption = None,

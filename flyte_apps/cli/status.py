@@ -19,6 +19,7 @@ from flyte_apps.cli.common import (
     DEFAULT_REQUEST_TIMEOUT,
     EXIT_DRIFT,
     EXIT_NOT_FOUND,
+    AppsArgument,
     BaseDomainOption,
     ConfigOption,
     ContextOption,
@@ -85,7 +86,7 @@ def register(app: typer.Typer) -> None:
 
 
 def status(
-    name: Annotated[str | None, typer.Argument(metavar="NAME", help="App name (default: every app).")] = None,
+    name: AppsArgument = None,
     project: ProjectOption = None,
     domain: DomainOption = None,
     output: Annotated[

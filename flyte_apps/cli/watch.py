@@ -16,6 +16,7 @@ from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
     DEFAULT_REQUEST_TIMEOUT,
+    AppsArgument,
     BaseDomainOption,
     ClusterView,
     ConfigOption,
@@ -54,7 +55,7 @@ def register(app: typer.Typer) -> None:
 
 
 def watch(
-    name: Annotated[str | None, typer.Argument(metavar="NAME", help="App name (default: every app).")] = None,
+    name: AppsArgument = None,
     project: ProjectOption = None,
     domain: DomainOption = None,
     output: Annotated[

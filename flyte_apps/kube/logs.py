@@ -532,20 +532,6 @@ def _refresh(api: k8s.ApiClient, *, namespace: str, name: str, options: LogOptio
         return None
 
 
-def stream_replica(
-    api: k8s.ApiClient,
-    pod: Any,
-    *,
-    namespace: str,
-    options: LogOptions,
-    stop: threading.Event | None = None,
-    streams: OpenStreams | None = None,
-) -> Iterator[LogLine]:
-    """The log lines of one replica, one at a time (:func:`replica_batches` says how they are read)."""
-    for batch in replica_batches(api, pod, namespace=namespace, options=options, stop=stop, streams=streams):
-        yield from batch
-
-
 def replica_batches(
     api: k8s.ApiClient,
     pod: Any,

@@ -6,6 +6,7 @@ node affinity and tolerations, a memory-backed emptyDir)."""
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import typing
 from typing import Any, Final
@@ -19,6 +20,7 @@ from flyte_apps.core.config.models import DeviceClass
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.spec import decode_spec
 from tests.support.config import REPO_ROOT, minimal_config
+from tests.support.sdk_cases import POD_TEMPLATE, without_empty
 
 SDK_FIXTURES: Final = REPO_ROOT / "tests" / "fixtures" / "sdk"
 IMAGE: Final = "vllm/vllm-openai:v0.6.3"
@@ -139,16 +141,6 @@ def test_a_gpu_partition_writes_what_the_sdk_writes() -> None:
     assert ours.extended_resources == expected.extended_resources
 
 
-def without_empty(value: Any) -> Any:
-    """``value`` without empty lists and maps (the SDK writes ``args: []``, ``limits: {}``)."""
-    if isinstance(value, dict):
-        kept = {key: without_empty(item) for key, item in value.items()}
-        return {key: item for key, item in kept.items() if item not in ({}, [])}
-    if isinstance(value, list):
-        return [without_empty(item) for item in value]
-    return value
-
-
 def test_a_pod_template_means_what_the_sdks_means() -> None:
     """The SDK's ``pod-template``: the app's container merged into the pod's ``app`` container, beside
     a sidecar sharing an emptyDir; labels and annotations in pod.metadata."""
@@ -160,21 +152,7 @@ def test_a_pod_template_means_what_the_sdks_means() -> None:
             "ports": [{"containerPort": 8080}],
             "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
         },
-        pod={
-            "metadata": {"labels": {"team": "ml"}, "annotations": {"example.com/owner": "ml-platform"}},
-            "spec": {
-                "containers": [
-                    {"name": "app", "volumeMounts": [{"name": "cache", "mountPath": "/cache"}]},
-                    {
-                        "name": "sidecar",
-                        "image": "busybox:1.36",
-                        "command": ["sh", "-c", "tail -f /dev/null"],
-                        "volumeMounts": [{"name": "cache", "mountPath": "/cache", "readOnly": True}],
-                    },
-                ],
-                "volumes": [{"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}}],
-            },
-        },
+        pod=copy.deepcopy(POD_TEMPLATE),
     )
     ours = spec(config).pod
     assert ours.metadata == expected.pod.metadata

@@ -29,7 +29,7 @@ from google.protobuf import json_format, text_format
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.spec import decode_spec
 from tests.support.config import REPO_ROOT
-from tests.support.sdk_cases import NATURAL, SdkCase, cases
+from tests.support.sdk_cases import NATURAL, SdkCase, cases, without_empty
 
 FIXTURES: Final = REPO_ROOT / "tests" / "fixtures" / "sdk"
 OURS_COMPARISON: Final = FIXTURES / "ours-comparison.json"
@@ -57,16 +57,6 @@ def sdk_spec(name: str) -> app_pb.Spec:
 
 def ours(case: SdkCase) -> app_pb.Spec:
     return decode_spec(case.spec_b64())
-
-
-def without_empty(value: Any) -> Any:
-    """``value`` without empty maps and lists, at any depth (the pod spec's Struct included)."""
-    if isinstance(value, dict):
-        kept = {key: without_empty(item) for key, item in value.items()}
-        return {key: item for key, item in kept.items() if item not in ({}, [])}
-    if isinstance(value, list):
-        return [without_empty(item) for item in value]
-    return value
 
 
 def meaning(spec: app_pb.Spec, *, keep_runtime: bool, unordered_env: bool) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from flyte_apps.kube.logs import (
     ReplicaNotFound,
     list_replicas,
     pick_user_container,
-    stream_replica,
+    replica_batches,
     tail_app,
     tail_replica,
 )
@@ -307,7 +307,8 @@ def test_breaks_that_make_progress_do_not_use_up_the_budget(
     # Each stream breaks after two lines; a resumed one repeats the last line, so gives one new.
     kube_server.cut_streams_after(2, times=5, path_contains="/log")
     pod_obj = get_pod(kube_api, namespace=NS, name=pod)
-    lines = [line.message for line in stream_replica(kube_api, pod_obj, namespace=NS, options=FAST)]
+    batches = replica_batches(kube_api, pod_obj, namespace=NS, options=FAST)
+    lines = [line.message for batch in batches for line in batch]
     assert lines == [f"l{i}" for i in range(6)]
     assert len(log_requests(kube_server)) == 5  # the fifth stream has just two lines: not cut
 

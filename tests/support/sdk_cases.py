@@ -58,6 +58,17 @@ POD_TEMPLATE: Final[dict[str, Any]] = {
 }
 
 
+def without_empty(value: Any) -> Any:
+    """``value`` without empty maps and lists, at any depth (the SDK writes ``args: []``,
+    ``limits: {}``; the pod spec's Struct included)."""
+    if isinstance(value, dict):
+        kept = {key: without_empty(item) for key, item in value.items()}
+        return {key: item for key, item in kept.items() if item not in ({}, [])}
+    if isinstance(value, list):
+        return [without_empty(item) for item in value]
+    return value
+
+
 @dataclass(frozen=True)
 class SdkCase:
     """One app as stack config, the SDK fixture it stands beside, and how the two must compare."""
