@@ -15,16 +15,13 @@ from flyte_apps.core.plan import AppPlan
 UPSERT_PROVIDER_NAME: Final = "kubernetes-upsert"
 
 
-def import_id(plan: AppPlan) -> str | None:
-    """The KService's ``import`` ID when the app is adopted as it is (``adopt: true``), else None."""
-    if plan.config.input.adopt is True:
-        return f"{plan.namespace}/{plan.kservice_name}"
-    return None
-
-
-def import_options(plan: AppPlan) -> pulumi.ResourceOptions:
-    """The KService's ``import`` option when the app is adopted as it is (``adopt: true``)."""
-    return pulumi.ResourceOptions(import_=import_id(plan))
+def kservice_options(plan: AppPlan, parent: pulumi.Resource) -> pulumi.ResourceOptions:
+    """The KService's own options: its parent, and the ``import`` option (``<namespace>/<name>``) when
+    the app is adopted as it is (``adopt: true``)."""
+    adopted = plan.config.input.adopt is True
+    return pulumi.ResourceOptions(
+        parent=parent, import_=f"{plan.namespace}/{plan.kservice_name}" if adopted else None
+    )
 
 
 def upserts(plan: AppPlan) -> bool:

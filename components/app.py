@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_kubernetes.apiextensions import CustomResource
 
-from components.adopt import import_id
+from components.adopt import kservice_options
 from components.reaper import RevisionReaper, RevisionReaperArgs
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import AppPlan
@@ -44,10 +44,8 @@ class FlyteApp(pulumi.ComponentResource):
             kind=manifest["kind"],
             metadata=manifest["metadata"],
             spec=manifest["spec"],
-            # One merge: the parent, and adoption's import option (components.adopt) when `adopt: true`.
-            opts=pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(parent=self, import_=import_id(plan))
-            ),
+            # One merge: the parent, and adoption's import option when `adopt: true`.
+            opts=pulumi.ResourceOptions.merge(opts, kservice_options(plan, self)),
         )
         self.reaper = None
         if plan.config.input.stopped and args.reaper_timeout_seconds is not None:

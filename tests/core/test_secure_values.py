@@ -1,4 +1,4 @@
-"""``redact_secure``: one walk gives what ``without_secure`` and ``find_secure_values`` give apart."""
+"""``redact_secure``: one walk gives the redacted copy and what ``find_secure_values`` reports."""
 
 from __future__ import annotations
 
@@ -7,9 +7,20 @@ from typing import Any, Final
 
 import pytest
 
-from flyte_apps.core.config.load import find_secure_values, redact_secure, without_secure
+from flyte_apps.core.config.load import find_secure_values, redact_secure
 
 SECURE: Final = {"secure": "v1:abc"}
+
+
+def without_secure(node: object) -> object:
+    """The meaning of redaction, written plainly: every ``{secure: ...}`` map becomes None."""
+    if isinstance(node, dict):
+        if set(node) == {"secure"}:
+            return None
+        return {key: without_secure(child) for key, child in node.items()}
+    if isinstance(node, list):
+        return [without_secure(child) for child in node]
+    return node
 
 
 @pytest.mark.parametrize(
@@ -30,7 +41,7 @@ SECURE: Final = {"secure": "v1:abc"}
         ),
     ],
 )
-def test_redact_secure_is_without_secure_and_find_secure_values(values: dict[str, Any]) -> None:
+def test_redact_secure_replaces_and_reports_every_secure_value(values: dict[str, Any]) -> None:
     before = copy.deepcopy(values)
     redacted, problems = redact_secure(values)
     assert redacted == {key: without_secure(value) for key, value in values.items()}

@@ -65,20 +65,13 @@ def _is_secure(node: dict[Any, Any]) -> bool:
     return len(node) == 1 and SECURE_KEY in node
 
 
-def _has_secure(node: object) -> bool:
-    if isinstance(node, dict):
-        return _is_secure(node) or any(_has_secure(child) for child in node.values())
-    if isinstance(node, list):
-        return any(_has_secure(child) for child in node)
-    return False
-
-
 PLAIN_TYPES: Final = frozenset({str, int, float, bool, type(None)})
 """Values that are never a dict or list: copied as they are without a call (every leaf of the config)."""
 
 
 def _redacted(node: object, seen: list[bool]) -> object:
-    """``without_secure``, appending to ``seen`` for each secure value it replaces."""
+    """A copy of ``node`` with every ``{secure: ...}`` value replaced by None (never echoed back),
+    appending to ``seen`` for each one it replaces."""
     if isinstance(node, dict):
         if _is_secure(node):
             seen.append(True)
@@ -92,16 +85,12 @@ def _redacted(node: object, seen: list[bool]) -> object:
     return node
 
 
-def without_secure(node: object) -> object:
-    """A copy of ``node`` with every ``{secure: ...}`` value replaced by None (never echoed back)."""
-    return _redacted(node, [])
-
-
 def redact_secure(
     values: Mapping[str, Any], prefix: str = PREFIX
 ) -> tuple[dict[str, Any], list[ConfigProblem]]:
-    """``values`` through ``without_secure``, and ``find_secure_values(values)``: the values are walked
-    once, and again (to build the paths) only where there is something to report."""
+    """A copy of ``values`` with every ``{secure: ...}`` value replaced by None, and
+    ``find_secure_values(values)``: the values are walked once, and again (to build the paths) only
+    under the keys that hold one."""
     redacted: dict[str, Any] = {}
     with_secure: dict[str, Any] = {}
     for key, value in values.items():
@@ -129,8 +118,7 @@ def find_secure_values(values: Mapping[str, Any], prefix: str = PREFIX) -> list[
                 walk(child, f"{path}[{index}]")
 
     for key, value in values.items():
-        if _has_secure(value):  # paths are built only where there is something to report
-            walk(value, prefix + key)
+        walk(value, prefix + key)
     return found
 
 
