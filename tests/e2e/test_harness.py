@@ -1,0 +1,119 @@
+"""The e2e harness's own pieces that run without the built tools: the versions file against the
+wrapper modules, the cache key, the relays that join network namespaces, process identity."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import build, cluster
+
+
+def requirements(go_mod: Path) -> dict[str, str]:
+    """module -> version of every require line (single and block form) of a go.mod."""
+    found = {}
+    for line in go_mod.read_text().splitlines():
+        match = re.match(r"^\s*(?:require\s+)?([\w./-]+\.[\w./-]+)\s+(v\S+)", line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+@pytest.mark.parametrize("name", list(build.load_tools()))
+def test_each_wrapper_requires_exactly_the_versions_the_versions_file_names(name: str) -> None:
+    tool = build.load_tools()[name]
+    required = requirements(tool.wrapper_dir / "go.mod")
+    assert (tool.wrapper_dir / "go.sum").is_file()
+    for module in (*tool.modules, *([tool.module_files_from] if tool.module_files_from else [])):
+        path, version = module.split("@")
+        assert required.get(path) == version, f"{tool.wrapper}/go.mod requires {path} {required.get(path)}"
+
+
+def test_the_versions_file_names_a_go_and_what_each_tool_builds() -> None:
+    document = tomllib.loads(build.VERSIONS_FILE.read_text())
+    assert document["go"]["version"].startswith("go1.")
+    for tool in build.load_tools().values():
+        assert tool.binaries and tool.wrapper_dir.is_dir()
+
+
+def test_the_cache_key_follows_the_wrapper_files_and_the_go_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = build.load_tools()["etcd"]
+    copy = tmp_path / "tools" / tool.wrapper
+    shutil.copytree(tool.wrapper_dir, copy)
+    monkeypatch.setattr(build, "WRAPPERS_DIR", tmp_path / "tools")
+    key = build.tool_key(tool, "go1.26.8")
+    assert build.tool_key(tool, "go1.26.8") == key
+    assert build.tool_key(tool, "go1.27.0") != key
+    (copy / "go.sum").write_text((copy / "go.sum").read_text() + "\n")
+    assert build.tool_key(tool, "go1.26.8") != key
+
+
+def test_locate_names_every_tool_that_is_not_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(build.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(build, "go_version", lambda: "go1.26.8")
+    with pytest.raises(build.ToolError, match="not built yet: etcd, knative"):
+        build.locate(["etcd", "knative"])
+
+
+def test_a_relay_joins_a_unix_socket_to_a_tcp_port(tmp_path: Path) -> None:
+    with socket.socket() as server:
+        server.bind((cluster.LOOPBACK, 0))
+        server.listen()
+        server.settimeout(10)
+        port = server.getsockname()[1]
+        sock = tmp_path / "relay.sock"
+        relay = subprocess.Popen(
+            [sys.executable, "-m", cluster.SELF, "_relay", f"unix:{sock}=tcp:{cluster.LOOPBACK}:{port}"],
+            cwd=cluster.REPO,
+        )
+        try:
+            for _ in range(100):
+                if sock.exists():
+                    break
+                time.sleep(0.1)
+            with socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(10)
+                client.connect(str(sock))
+                conn, _ = server.accept()
+                with conn:
+                    client.sendall(b"ping")
+                    assert conn.recv(4) == b"ping"
+                    conn.sendall(b"pong")
+                    assert client.recv(4) == b"pong"
+        finally:
+            relay.terminate()
+            relay.wait(10)
+
+
+def test_an_endpoint_is_unix_or_tcp() -> None:
+    assert cluster.parse_endpoint("unix:/tmp/a.sock") == ("unix", "/tmp/a.sock", 0)
+    assert cluster.parse_endpoint("tcp:127.0.0.1:6443") == ("tcp", "127.0.0.1", 6443)
+    with pytest.raises(ValueError, match="not an endpoint"):
+        cluster.parse_endpoint("http://x")
+
+
+def test_a_recorded_process_is_known_by_its_start_time_not_only_its_pid() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        started = cluster.start_time(child.pid)
+        assert started is not None
+        alive = cluster.Process("sleeper", child.pid, [sys.executable], os.devnull, started)
+        assert cluster.runs_recorded_command(alive)
+        reused = cluster.Process("sleeper", child.pid, [sys.executable], os.devnull, started + 1)
+        assert not cluster.runs_recorded_command(reused)
+        cluster.stop_processes([alive])
+        assert not cluster.runs_recorded_command(alive)
+    finally:
+        child.kill()
+        child.wait()

@@ -1,0 +1,466 @@
+// Command pulumi-language-python is flyte-apps' own Python language host for the end-to-end suite.
+//
+// Pulumi's language host lives in a module of its own that is never tagged, and the Go module proxy
+// this project can reach serves no version of it. The engine only needs a gRPC server that speaks the
+// LanguageRuntime protocol, so this is a small one, written for what `pulumi preview|up|refresh|
+// import|destroy` and `--policy-pack` ask of a Python project: it runs the program through the
+// `pulumi-language-python-exec` script of the Python SDK (installed next to this binary), runs policy
+// packs (`python -m pulumi.policy` behind the SDK's policy proxy), installs dependencies and lists the
+// resource plugins the virtualenv's packages ask for. Virtualenvs and toolchains are resolved by the
+// SDK's own `python/toolchain` package, so the `virtualenv` and `toolchain` options of Pulumi.yaml and
+// PulumiPolicy.yaml mean what they mean to Pulumi's host. Code generation, `pulumi new` prompts and
+// debugging are not offered (Unimplemented).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	sdk "github.com/pulumi/pulumi/sdk/v3"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/pulumi/pulumi/sdk/v3/python/toolchain"
+)
+
+// executorName is the SDK's program runner, looked for next to this executable.
+const executorName = "pulumi-language-python-exec"
+
+// engineHealthWindow is how long the engine may be unreachable before the host exits on its own.
+const engineHealthWindow = 5 * time.Minute
+
+// exitAfterUserMessage is the exit code the SDK uses when it has already printed the error to show.
+const exitAfterUserMessage = 32
+
+// pluginMetadataScript prints, as JSON, every installed distribution that ships a
+// pulumi-plugin.json: {name, version, plugin (the file's parsed content)}.
+const pluginMetadataScript = `
+import importlib.metadata, json, sys
+found = []
+for dist in importlib.metadata.distributions():
+    for path in dist.files or ():
+        if path.name == "pulumi-plugin.json":
+            try:
+                found.append({"name": dist.metadata["Name"], "version": dist.version,
+                              "plugin": json.loads(path.read_text())})
+            except (OSError, ValueError):
+                pass
+            break
+json.dump(found, sys.stdout)
+`
+
+type host struct {
+	pulumirpc.UnimplementedLanguageRuntimeServer
+
+	executor      string
+	engineAddress string
+	cancel        context.Context    // done once the engine asks (Cancel) or goes away
+	stop          context.CancelFunc // cancels running programs
+	shutdown      context.CancelFunc // stops serving: the engine is gone
+}
+
+func main() {
+	showVersion := flag.Bool("version", false, "print the version and exit")
+	flag.String("tracing", "", "accepted for compatibility; tracing is not emitted")
+	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.Version)
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fail("cannot find this executable: %v", err)
+	}
+	executor := filepath.Join(filepath.Dir(self), executorName)
+	if _, err := os.Stat(executor); err != nil {
+		fail("missing executor %s: %v", executor, err)
+	}
+
+	signals, release := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer release()
+	stopServing := make(chan bool)
+	go func() { <-signals.Done(); close(stopServing) }()
+
+	cancel, stop := context.WithCancel(context.Background())
+	h := &host{executor: executor, cancel: cancel, stop: stop, shutdown: func() { stop(); release() }}
+	if flag.NArg() > 0 {
+		h.engineAddress = flag.Arg(0)
+		if err := rpcutil.Healthcheck(signals, h.engineAddress, engineHealthWindow, h.shutdown); err != nil {
+			fail("cannot watch the engine's health: %v", err)
+		}
+	}
+	served, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{
+		Cancel: stopServing,
+		Init: func(srv *grpc.Server) error {
+			pulumirpc.RegisterLanguageRuntimeServer(srv, h)
+			return nil
+		},
+	})
+	if err != nil {
+		fail("cannot serve: %v", err)
+	}
+	fmt.Printf("%d\n", served.Port)
+	if err := <-served.Done; err != nil {
+		fail("stopped serving: %v", err)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pulumi-language-python: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// pythonOptions reads the runtime options of Pulumi.yaml or PulumiPolicy.yaml. A plugin without a
+// virtualenv option gets "venv", as Pulumi's own host gives it.
+func pythonOptions(info *pulumirpc.ProgramInfo, isPlugin bool) (toolchain.PythonOptions, error) {
+	opts := toolchain.PythonOptions{Root: info.GetRootDirectory(), ProgramDir: info.GetProgramDirectory()}
+	options := info.GetOptions().AsMap()
+	if value, ok := options["virtualenv"]; ok {
+		text, isText := value.(string)
+		if !isText {
+			return opts, errors.New("the runtime option virtualenv must be a string")
+		}
+		opts.Virtualenv = text
+	}
+	if value, ok := options["toolchain"]; ok {
+		switch value {
+		case "pip":
+			opts.Toolchain = toolchain.Pip
+		case "uv":
+			opts.Toolchain = toolchain.Uv
+		case "poetry":
+			opts.Toolchain = toolchain.Poetry
+		default:
+			return opts, fmt.Errorf("unsupported runtime option toolchain: %v", value)
+		}
+	}
+	if _, ok := options["typechecker"]; ok {
+		return opts, errors.New("the runtime option typechecker is not supported by this language host")
+	}
+	if isPlugin && opts.Virtualenv == "" && (opts.Toolchain == toolchain.Pip || opts.Toolchain == toolchain.Auto) {
+		opts.Virtualenv = "venv"
+	}
+	return opts, nil
+}
+
+func resolve(info *pulumirpc.ProgramInfo, isPlugin bool) (toolchain.Toolchain, error) {
+	opts, err := pythonOptions(info, isPlugin)
+	if err != nil {
+		return nil, err
+	}
+	return toolchain.ResolveToolchain(opts)
+}
+
+func (h *host) Handshake(
+	ctx context.Context, req *pulumirpc.LanguageHandshakeRequest,
+) (*pulumirpc.LanguageHandshakeResponse, error) {
+	h.engineAddress = req.GetEngineAddress()
+	if err := rpcutil.Healthcheck(context.Background(), h.engineAddress, engineHealthWindow, h.shutdown); err != nil {
+		return nil, fmt.Errorf("cannot watch the engine's health: %w", err)
+	}
+	return &pulumirpc.LanguageHandshakeResponse{}, nil
+}
+
+func (h *host) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
+	return &pulumirpc.PluginInfo{Version: version.Version}, nil
+}
+
+func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
+	h.stop()
+	return &emptypb.Empty{}, nil
+}
+
+// GetRequiredPackages lists the resource plugins of the virtualenv's Pulumi packages, each at the
+// version its pulumi-plugin.json names (or the package's own version when the file names none).
+func (h *host) GetRequiredPackages(
+	ctx context.Context, req *pulumirpc.GetRequiredPackagesRequest,
+) (*pulumirpc.GetRequiredPackagesResponse, error) {
+	tc, err := resolve(req.GetInfo(), false)
+	if err != nil {
+		return nil, err
+	}
+	if err := tc.ValidateVenv(ctx); err != nil {
+		return nil, err
+	}
+	cmd, err := tc.Command(ctx, "-c", pluginMetadataScript)
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing the virtualenv's Pulumi packages: %w", err)
+	}
+	var found []struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+		Plugin  struct {
+			Resource bool   `json:"resource"`
+			Name     string `json:"name"`
+			Version  string `json:"version"`
+			Server   string `json:"server"`
+		} `json:"plugin"`
+	}
+	if err := json.Unmarshal(out, &found); err != nil {
+		return nil, fmt.Errorf("reading the virtualenv's Pulumi packages: %w", err)
+	}
+	packages := []*pulumirpc.PackageDependency{}
+	for _, dist := range found {
+		if !dist.Plugin.Resource {
+			continue
+		}
+		name := dist.Plugin.Name
+		if name == "" {
+			name = strings.TrimPrefix(dist.Name, "pulumi-")
+		}
+		ver := dist.Plugin.Version
+		if ver == "" {
+			if !releaseVersion.MatchString(dist.Version) {
+				continue // a pre-release whose plugin version cannot be derived
+			}
+			ver = dist.Version
+		}
+		packages = append(packages, &pulumirpc.PackageDependency{
+			Name: name, Kind: string(apitype.ResourcePlugin), Version: "v" + strings.TrimPrefix(ver, "v"),
+			Server: dist.Plugin.Server,
+		})
+	}
+	return &pulumirpc.GetRequiredPackagesResponse{Packages: packages}, nil
+}
+
+var releaseVersion = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+
+// Run runs the program through the SDK's executor with the engine's config in PULUMI_CONFIG.
+func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
+	if h.engineAddress == "" {
+		return nil, errors.New("Run before Handshake: no engine address")
+	}
+	tc, err := resolve(req.GetInfo(), false)
+	if err != nil {
+		return nil, err
+	}
+	if err := tc.ValidateVenv(ctx); err != nil {
+		return nil, err
+	}
+	args := []string{h.executor}
+	flagArg := func(name, value string) {
+		if value != "" {
+			args = append(args, "--"+name, value)
+		}
+	}
+	flagArg("monitor", req.GetMonitorAddress())
+	flagArg("engine", h.engineAddress)
+	flagArg("project", req.GetProject())
+	flagArg("root_directory", req.GetInfo().GetRootDirectory())
+	flagArg("stack", req.GetStack())
+	flagArg("pwd", req.GetPwd())
+	flagArg("dry_run", strconv.FormatBool(req.GetDryRun()))
+	flagArg("parallel", strconv.Itoa(int(req.GetParallel())))
+	flagArg("organization", req.GetOrganization())
+	args = append(args, req.GetInfo().GetEntryPoint())
+	args = append(args, req.GetArgs()...)
+
+	config, err := json.Marshal(req.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	secretKeys := req.GetConfigSecretKeys()
+	if secretKeys == nil {
+		secretKeys = []string{}
+	}
+	secretJSON, err := json.Marshal(secretKeys)
+	if err != nil {
+		return nil, err
+	}
+
+	runCtx, stopRun := context.WithCancel(h.cancel)
+	defer stopRun()
+	context.AfterFunc(ctx, stopRun)
+	cmd, err := tc.Command(runCtx, args...)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "PULUMI_CONFIG="+string(config), "PULUMI_CONFIG_SECRET_KEYS="+string(secretJSON))
+
+	err = cmd.Run()
+	_ = os.Stdout.Sync()
+	_ = os.Stderr.Sync()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return &pulumirpc.RunResponse{}, nil
+	case errors.As(err, &exitErr) && exitErr.ExitCode() == exitAfterUserMessage:
+		return &pulumirpc.RunResponse{Bail: true}, nil
+	case errors.As(err, &exitErr):
+		return &pulumirpc.RunResponse{Error: fmt.Sprintf("program exited with non-zero exit code: %d", exitErr.ExitCode())}, nil
+	default:
+		return &pulumirpc.RunResponse{Error: fmt.Sprintf("could not run the program: %v", err)}, nil
+	}
+}
+
+// InstallDependencies creates the virtualenv if needed and installs requirements.txt into it (what
+// the CLI asks for before it runs a policy pack with `virtualenv: venv`).
+func (h *host) InstallDependencies(
+	req *pulumirpc.InstallDependenciesRequest, server pulumirpc.LanguageRuntime_InstallDependenciesServer,
+) error {
+	tc, err := resolve(req.GetInfo(), req.GetIsPlugin())
+	if err != nil {
+		return err
+	}
+	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	if err := tc.InstallDependencies(server.Context(), req.GetInfo().GetProgramDirectory(),
+		req.GetUseLanguageVersionTools(), true, stdout, stderr); err != nil {
+		return err
+	}
+	return closer.Close()
+}
+
+// RunPlugin starts a Python plugin. A policy pack (kind analyzer) runs as `python -u -m pulumi.policy
+// <engine> <pack directory>` in the pack's directory, behind the SDK's policy proxy, which hands the
+// stack's configuration over in the environment as Pulumi's own host does. Other plugins run their
+// directory's __main__.py.
+func (h *host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.LanguageRuntime_RunPluginServer) error {
+	ctx := server.Context()
+	analyzer := req.GetKind() == string(apitype.AnalyzerPlugin)
+	tc, err := resolve(req.GetInfo(), !analyzer)
+	if err != nil {
+		return err
+	}
+	// Before the policy proxy prints a port: a missing virtualenv is then this one error, not a
+	// connection refused on the proxy's port.
+	if err := tc.ValidateVenv(ctx); err != nil {
+		return err
+	}
+	var args []string
+	if analyzer {
+		args = append([]string{"-u", "-m", "pulumi.policy"}, req.GetArgs()...)
+		args = append(args, req.GetInfo().GetProgramDirectory())
+	} else {
+		args = append([]string{req.GetInfo().GetProgramDirectory()}, req.GetArgs()...)
+	}
+	cmd, err := tc.Command(ctx, args...)
+	if err != nil {
+		return err
+	}
+	closer, stdout, stderr, err := rpcutil.MakeRunPluginStreams(server, false)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+
+	var proxy *sdk.PolicyProxy
+	if analyzer {
+		cmd.Dir = req.GetInfo().GetProgramDirectory()
+		proxy, stdout, err = sdk.NewPolicyProxy(ctx, stdout)
+		if err != nil {
+			return fmt.Errorf("starting the policy proxy: %w", err)
+		}
+		stack, err := proxy.AwaitConfiguration(ctx)
+		if err != nil {
+			return fmt.Errorf("waiting for the stack's configuration: %w", err)
+		}
+		if stack != nil {
+			cmd.Env = append(cmd.Env, policyEnvironment(stack)...)
+		}
+	} else {
+		cmd.Dir = req.GetPwd()
+	}
+	cmd.Env = append(cmd.Env, req.GetEnv()...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("could not start the plugin: %w", err)
+	}
+	if proxy != nil {
+		return proxy.Attach(ctx, cmd)
+	}
+	if err := cmd.Wait(); err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return server.Send(&pulumirpc.RunPluginResponse{
+				Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: int32(exitErr.ExitCode())}, //nolint:gosec
+			})
+		}
+		return err
+	}
+	return closer.Close()
+}
+
+func policyEnvironment(stack *pulumirpc.AnalyzerStackConfigureRequest) []string {
+	env := []string{"PULUMI_DRY_RUN=" + strconv.FormatBool(stack.GetDryRun())}
+	for name, value := range map[string]string{
+		"PULUMI_ORGANIZATION": stack.GetOrganization(),
+		"PULUMI_PROJECT":      stack.GetProject(),
+		"PULUMI_STACK":        stack.GetStack(),
+	} {
+		if value != "" {
+			env = append(env, name+"="+value)
+		}
+	}
+	if config := stack.GetConfig(); config != nil {
+		if text, err := json.Marshal(config); err == nil {
+			env = append(env, "PULUMI_CONFIG="+string(text))
+		}
+	}
+	return env
+}
+
+// GetProgramDependencies lists the virtualenv's packages (pulumi about, pulumi whoami -v).
+func (h *host) GetProgramDependencies(
+	ctx context.Context, req *pulumirpc.GetProgramDependenciesRequest,
+) (*pulumirpc.GetProgramDependenciesResponse, error) {
+	tc, err := resolve(req.GetInfo(), false)
+	if err != nil {
+		return nil, err
+	}
+	listed, err := tc.ListPackages(ctx, req.GetTransitiveDependencies())
+	if err != nil {
+		return nil, err
+	}
+	deps := make([]*pulumirpc.DependencyInfo, 0, len(listed))
+	for _, dep := range listed {
+		deps = append(deps, &pulumirpc.DependencyInfo{Name: dep.Name, Version: dep.Version})
+	}
+	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
+}
+
+// About names the interpreter the program runs with.
+func (h *host) About(ctx context.Context, req *pulumirpc.AboutRequest) (*pulumirpc.AboutResponse, error) {
+	tc, err := resolve(req.GetInfo(), false)
+	if err != nil {
+		return nil, err
+	}
+	info, err := tc.About(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pulumirpc.AboutResponse{Executable: info.PythonExecutable, Version: info.PythonVersion.String()}, nil
+}
