@@ -67,6 +67,10 @@ TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 _LOG_PATH: Final = "/api/v1/namespaces/{namespace}/pods/{name}/log"
 _NOT_A_LOG: Final = frozenset({"text/html", "application/xhtml+xml"})
+_LOG_ACCEPT: Final = "application/json, */*"
+"""What kubectl sends for logs. The API server negotiates every answer against the media types it
+serializes (JSON, YAML, protobuf): ``Accept: text/plain`` alone gets 406 for every pod log, the log
+itself included (kube-apiserver 1.34, found by the e2e suite); the log still comes as text/plain."""
 """Content types of a page (a proxy's login form), never of the API server's log stream."""
 _READ_SIZE: Final = 64 * 1024
 """Bytes asked of the socket at once: a read returns as soon as any have arrived."""
@@ -226,6 +230,12 @@ def _waiting_reason(pod: Any, container: str) -> str | None:
     return _status_waiting(pod, container)
 
 
+def _unscheduled(pod: Any) -> bool:
+    """A Pending pod that no node took yet: the API answers its log with 204 and no body (it has
+    no kubelet to ask), not with the 400 of a container that is waiting to start."""
+    return _phase(pod) == PHASE_PENDING and not getattr(pod.spec, "node_name", None)
+
+
 def _status_waiting(pod: Any, container: str) -> str | None:
     for status in getattr(pod.status, "container_statuses", None) or ():
         if status.name == container:
@@ -336,7 +346,7 @@ def _open_log(
             _LOG_PATH,
             path_params={"namespace": namespace, "name": pod},
             query_params=query,
-            header_params={"Accept": "text/plain"},
+            header_params={"Accept": _LOG_ACCEPT},
             auth_settings=["BearerToken"],
         )
         response = raw.call_api(*serialized, _request_timeout=_request_timeout)
@@ -563,6 +573,13 @@ def replica_batches(
             if pod is None:
                 return  # the pod is gone, and its log with it
         fresh = False
+        if _unscheduled(pod):
+            if not options.follow:
+                msg = f"replica {name} has not started yet (not scheduled to a node): no logs"
+                raise ReplicaNotStarted(msg)
+            if stop.wait(options.poll_interval):
+                return
+            continue
         follow = options.follow and _phase(pod) == PHASE_RUNNING
         try:
             response = _open_log(

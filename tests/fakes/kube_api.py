@@ -50,6 +50,9 @@ from .kube_semantics import (
 )
 from .kube_store import ObjectStore
 
+FAKE_NODE: Final = "fake-node-1"
+"""The node a fake pod runs on unless a test says it was never scheduled."""
+
 FAKE_TOKEN: Final = "fake-token-secret"
 """Bearer token in the fake kubeconfig; tests assert it never appears in messages."""
 CONTEXT_NAME: Final = "fake"
@@ -411,12 +414,17 @@ class FakeKubeApi:
         labels: Mapping[str, str] | None = None,
         containers: Sequence[str] = ("app",),
         phase: str = "Running",
+        node: str | None = FAKE_NODE,
     ) -> dict[str, Any]:
-        """Create a pod with the given containers, phase and ready container statuses."""
+        """Create a pod with the given containers, phase and ready container statuses, on ``node``
+        (None: a Pending pod no node took yet, whose log the API answers with 204 and no body)."""
         running = phase == "Running"
         body = {
             "metadata": {"name": name, "labels": dict(labels or {})},
-            "spec": {"containers": [{"name": c, "image": f"example.com/{c}:1"} for c in containers]},
+            "spec": {
+                "containers": [{"name": c, "image": f"example.com/{c}:1"} for c in containers],
+                **({"nodeName": node} if node else {}),
+            },
             "status": {
                 "phase": phase,
                 "containerStatuses": [
@@ -719,7 +727,7 @@ class FakeKubeApi:
 
     # --- pod logs ------------------------------------------------------------------------------
 
-    def _log(self, namespace: str, name: str, query: Mapping[str, str]) -> StreamResponse:
+    def _log(self, namespace: str, name: str, query: Mapping[str, str]) -> StreamResponse | RawResponse:
         pod = self._store.get(PODS, namespace, name)
         containers = [c["name"] for c in pod.get("spec", {}).get("containers", [])]
         container = query.get("container")
@@ -731,6 +739,8 @@ class FakeKubeApi:
             container = containers[0]
         elif container not in containers:
             raise api_error(400, f"container {container} is not valid for pod {name}")
+        if pod.get("status", {}).get("phase") == "Pending" and not pod.get("spec", {}).get("nodeName"):
+            return RawResponse(204, b"", content_type="text/plain")  # no node, no kubelet to ask
         if pod.get("status", {}).get("phase") == "Pending":
             raise api_error(
                 400, f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'

@@ -17,7 +17,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from .kube_semantics import RESOURCES, ResourceType
+from .kube_semantics import RESOURCES, ResourceType, status_body
+
+SERVED_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+NOT_ACCEPTABLE = "only the following media types are accepted: " + ", ".join(SERVED_MEDIA_TYPES)
+
+
+def acceptable(accept: str | None) -> bool:
+    """Whether the API server can answer a request with this ``Accept`` header: like the real one, it
+    negotiates every answer (pod logs and errors included) against the media types it serializes, so
+    ``Accept: text/plain`` alone is refused with 406 (kube-apiserver 1.34, seen in the e2e suite)."""
+    if not accept:
+        return True
+    for media_range in accept.split(","):
+        media = media_range.split(";", 1)[0].strip().lower()
+        if media in ("*/*", "application/*") or media in SERVED_MEDIA_TYPES:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -161,6 +177,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
         try:
+            if not acceptable(headers.get("accept")):
+                self._send_json(JsonResponse(406, status_body(406, NOT_ACCEPTABLE, reason="NotAcceptable")))
+                return
             response = self._server.backend.handle(method, url.path, query, headers, raw)
             if isinstance(response, RawResponse):
                 self._send_raw(response)

@@ -406,3 +406,17 @@ def test_closing_a_follow_stops_every_reader_thread(
     readers: list[Any] = [t for t in threading.enumerate() if t.name.startswith("logs-")]
     assert readers == []
     assert kube_server.get(PODS, NS, second) is not None  # nothing was touched in the cluster
+
+
+def test_replica_no_node_took_is_reported_not_an_empty_log(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    # The real API answers the log of an unscheduled pod with 204 and no body (seen in the e2e suite).
+    labels = {"serving.knative.dev/service": KSVC, "serving.knative.dev/revision": f"{KSVC}-00001"}
+    serving(kube_server, pods=0)
+    kube_server.add_pod(
+        NS, "pending", labels=labels, containers=["queue-proxy", "app"], phase="Pending", node=None
+    )
+    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FAST))
+    assert notices(events) == ["replica pending has not started yet (not scheduled to a node): no logs"]
+    assert lines_of(events) == []
