@@ -30,11 +30,13 @@ def upserts(plan: AppPlan) -> bool:
 
 
 def upsert_provider(kubeconfig: str | None, context: str | None) -> k8s.Provider:
-    """A provider whose create updates an existing object (server-side apply) instead of failing."""
+    """The provider of ``adopt: upsert`` KServices: its create updates the existing object in place
+    (a server-side apply; with pulumi-kubernetes 4.25 every create under server-side apply does, and
+    the KService's ``pulumi.com/patchForce`` takes over the fields its creator owns). A provider of its
+    own so that state written with it keeps its provider."""
     return k8s.Provider(
         UPSERT_PROVIDER_NAME,
         kubeconfig=kubeconfig,
         context=context,
         enable_server_side_apply=True,
-        upsert_existing_objects=True,
     )

@@ -27,6 +27,9 @@ FLYTE_ENV_COUNT: Final = len(c.INJECTED_ENV_VARS)
 PROGRAM_PATHS: Final = (("metadata", "name"), ("metadata", "namespace"), ("spec", "template"))
 """Fields the program sets wholesale; labels and annotations are compared key by key."""
 _ENV_PATH: Final = "spec.template.spec.containers[0].env"
+ADOPTION_ONLY: Final = frozenset({c.ANNOTATION_SPEC, c.ANNOTATION_PATCH_FORCE})
+"""Annotations not compared here: the spec (compared as a message, ``_spec_changes``) and the
+server-side-apply force the adopting ``pulumi up`` adds (a KService Flyte made never has it)."""
 
 
 @dataclass
@@ -53,7 +56,7 @@ def compare_kservice(
     for key in ("labels", "annotations"):
         theirs = live_meta.get(key) or {}
         for name, value in ours_meta[key].items():
-            if name != c.ANNOTATION_SPEC and theirs.get(name) != value:
+            if name not in ADOPTION_ONLY and theirs.get(name) != value:
                 result.changes.append(
                     f"metadata.{key}[{name}]: live {shown(theirs.get(name))}, ours {shown(value)}"
                 )

@@ -57,6 +57,19 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
         template_metadata["annotations"] = template_annotations
     pod_spec = build_pod_spec(app, platform)
     pod_spec["timeoutSeconds"] = request_timeout_seconds(app, platform)
+    annotations = {
+        c.ANNOTATION_SPEC_SHA: blob.sha,
+        c.ANNOTATION_APP_ID: str(ident),
+        c.ANNOTATION_APP_ORG: ident.org,
+        c.ANNOTATION_SPEC: blob.b64,
+    }
+    if app.input.adopt:
+        # The live object's fields belong to whoever created it (Flyte's app service, kubectl), and
+        # Knative's webhook has filled in its defaults, so a server-side apply of ours conflicts with
+        # that owner over the revision template's containers (an atomic list), for Pulumi's import as
+        # for the upsert. Forcing takes those fields over; the annotation stays on the live object
+        # (pulumi-kubernetes reads it from the inputs). Found by the real engine (tests/e2e).
+        annotations[c.ANNOTATION_PATCH_FORCE] = c.TRUE
     return {
         "apiVersion": c.KNATIVE_API_VERSION,
         "kind": c.KSERVICE_KIND,
@@ -64,12 +77,7 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
             "name": kservice_name(project=ident.project, domain=ident.domain, name=ident.name),
             "namespace": settings.namespace,
             "labels": labels,
-            "annotations": {
-                c.ANNOTATION_SPEC_SHA: blob.sha,
-                c.ANNOTATION_APP_ID: str(ident),
-                c.ANNOTATION_APP_ORG: ident.org,
-                c.ANNOTATION_SPEC: blob.b64,
-            },
+            "annotations": annotations,
         },
         "spec": {"template": {"metadata": template_metadata, "spec": pod_spec}},
     }

@@ -132,6 +132,11 @@ def test_import_writes_apps_that_render_the_live_objects_byte_for_byte(
         ), app.key
         comparison = compare_kservice(theirs, app.kservice, plan.platform, app_timeout=True, path=app.key)
         assert comparison.exact, (app.key, comparison)
+        # After the adopting `pulumi up`, the live object carries the force annotation too: still exact.
+        assert app.kservice["metadata"]["annotations"][c.ANNOTATION_PATCH_FORCE] == "true"
+        theirs["metadata"]["annotations"][c.ANNOTATION_PATCH_FORCE] = "true"
+        after = compare_kservice(theirs, app.kservice, plan.platform, app_timeout=True, path=app.key)
+        assert after.exact, (app.key, after)
     stopped = next(app for app in adopted if app.config.id.name == "port")
     assert stopped.config.input.stopped
 
@@ -159,7 +164,11 @@ def test_the_program_imports_each_exact_app_and_upserts_the_changed_ones(
     assert kservices["gpu-proj-dev"].import_id == ""
     assert kservices["handmade-other-staging"].import_id == ""
     providers = {r.name: r for r in capture.of_type(TYPE_PROVIDER)}
-    assert providers["kubernetes-upsert"].inputs["upsertExistingObjects"] == "true"
+    assert providers["kubernetes-upsert"].inputs["enableServerSideApply"] == "true"
+    for name in ("plain-proj-dev", "pod-template-proj-dev", "gpu-proj-dev"):  # both kinds of adoption
+        assert kservices[name].inputs["metadata"]["annotations"][c.ANNOTATION_PATCH_FORCE] == "true"
+    handmade = kservices["handmade-other-staging"].inputs["metadata"]["annotations"]
+    assert c.ANNOTATION_PATCH_FORCE not in handmade
     assert kservices["gpu-proj-dev"].provider_urn == providers["kubernetes-upsert"].urn
     assert kservices["plain-proj-dev"].provider_urn == providers["kubernetes"].urn
 
