@@ -1,4 +1,5 @@
-# flyte-apps: `make test` (set up + lint + types + tests), `make render` (offline, the dev stack).
+# flyte-apps: `make test` (set up + lint + types + tests), `make render` (offline, the dev stack);
+# the real engine: `make e2e-tools` (build once, from Go modules), `make e2e` (tests/e2e/README.md).
 # The Python versions .venv may be built with; `make setup PYTHON=python3.12` picks one, else the first
 # of python3.13, python3.12, python3.11, python3 that runs and is one of these (.ci/pick-python.sh).
 PYTHON_VERSIONS := 3.11 3.12 3.13
@@ -8,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
 
-.PHONY: setup test lint typecheck compat pytest render check bench sdk-fixtures clean FORCE
+.PHONY: setup test lint typecheck compat pytest render check bench sdk-fixtures e2e-tools e2e e2e-cluster-up e2e-cluster-down clean FORCE
 
 setup: $(STAMP)
 
@@ -69,6 +70,24 @@ sdk-fixtures: setup
 # Benchmarks (bench/RESULTS.md): 15 to 20 minutes on 2 cores, one markdown table. Not part of `make test`.
 bench: setup
 	$(BIN)/python -m bench.run
+
+# The real engine (tests/e2e/README.md). e2e-tools builds the Pulumi CLI, pulumi-resource-kubernetes,
+# etcd, kube-apiserver, kube-controller-manager, kubectl and Knative Serving from Go modules into
+# ~/.cache/flyte-apps-e2e (FLYTE_APPS_E2E_CACHE), keyed by tests/e2e/versions.toml: 30 to 60 minutes
+# on 2 cores the first time, seconds after. e2e runs the scenarios (about 3 minutes warm); neither is
+# part of `make test`.
+e2e-tools: setup
+	@$(BIN)/python -m tests.e2e.build
+
+e2e: setup
+	@$(BIN)/python -m tests.e2e.run
+
+# A control plane with Knative on 127.0.0.1 to try a stack against by hand; prints `export KUBECONFIG=...`.
+e2e-cluster-up: setup
+	@$(BIN)/python -m tests.e2e.cluster up
+
+e2e-cluster-down: setup
+	@$(BIN)/python -m tests.e2e.cluster down
 
 clean:
 	rm -rf $(VENV) build *.egg-info
