@@ -27,6 +27,7 @@ def read_project_config() -> tuple[dict[str, Any], list[ConfigProblem]]:
         if not key.startswith(f"{PROJECT_NAME}:"):
             continue
         if key in secret_keys or runtime_config.is_config_secret(key):
+            # Never read: a problem found in the value would print it in plain text.
             problems.append(ConfigProblem(key, "encrypted (secure:) values are not supported here"))
             continue
         raw = runtime_config.get_config(key)
@@ -42,13 +43,19 @@ def read_project_config() -> tuple[dict[str, Any], list[ConfigProblem]]:
     return values, problems
 
 
+def without_consequences(problems: list[ConfigProblem], *, unread: set[str]) -> list[ConfigProblem]:
+    """The problems, less those that only follow from a key that could not be read (an app with no
+    domain when ``flyte-apps:domain`` was refused): they name the key in their message."""
+    return [p for p in problems if p.path in unread or not any(key in p.message for key in unread)]
+
+
 def main() -> None:
     values, problems = read_project_config()
     try:
-        if problems:
-            raise ConfigError(problems)
-        plan = plan_stack(values)
+        # What could not be read is reported together with the rest of the config's problems.
+        plan = plan_stack(values, problems=problems)
     except ConfigError as exc:
+        exc = ConfigError(without_consequences(exc.problems, unread={p.path for p in problems}))
         for problem in bounded_error(exc).problems:
             pulumi.log.error(str(problem))
         msg = f"the stack config has {len(exc.problems)} problem(s); nothing was registered"

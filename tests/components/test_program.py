@@ -179,6 +179,17 @@ def test_encrypted_config_value_is_refused() -> None:
     assert [r.typ for r in capture.registered] == []
 
 
+def test_an_encrypted_value_is_reported_with_the_configs_other_problems() -> None:
+    config = {**minimal_config(container={"image": ""}), "flyte-apps:domain": "dev"}
+    capture, logs = install(config, secret_keys=["flyte-apps:domain"])
+    with pytest.raises(pulumi.RunError, match="2 problem"):
+        run_program()
+    errors = [r.getMessage() for r in logs.records if r.levelno >= 40]
+    assert "flyte-apps:domain: encrypted (secure:) values are not supported here" in errors
+    assert "flyte-apps:apps[0].container.image: must not be empty" in errors
+    assert [r.typ for r in capture.registered] == []
+
+
 def test_stack_exports_apps_by_identity(example_config: dict[str, Any]) -> None:
     plan = plan_stack(example_config)
     values = stack_exports(plan)
