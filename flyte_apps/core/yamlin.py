@@ -59,6 +59,11 @@ K = TypeVar("K")
 V = TypeVar("V")
 """Where a node is in the document: map keys and list indexes from the root."""
 
+MERGE_KEY_MESSAGE: Final = (
+    "a merge key (<<) is refused: YAML readers disagree on it (with a list of maps, Go's readers and so "
+    "Pulumi take a key from the first map that has it, PyYAML from the last), so what `check` judged "
+    "need not be what Pulumi deploys; write the keys out (an alias of a whole value is fine)"
+)
 MAX_ALIASES: Final = 20
 """Aliases (``*name``) a document may use. Stack files rarely share blocks at all; a few shared env
 blocks fit, an alias bomb (each level aliasing the one below) does not."""
@@ -406,7 +411,7 @@ def _issues(root: yaml.Node, lines: dict[Keys, int]) -> Iterator[YamlIssue]:
                 child_keys = (*keys, key_node.value)
                 lines.setdefault(child_keys, key_node.start_mark.line + 1)
                 if key_node.tag == f"{TAG_PREFIX}merge":
-                    children.append((value_node, keys))
+                    yield _issue(key_node, keys, MERGE_KEY_MESSAGE)
                     continue
                 issue = _scalar_issue(key_node, child_keys, role="key")
                 if issue is not None:

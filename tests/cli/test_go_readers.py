@@ -169,3 +169,38 @@ def test_the_tricky_values_reach_the_kservice_as_the_same_strings(tmp_path: Path
     assert container["args"] == TRICKY
     assert [var["value"] for var in container["env"][: len(TRICKY)]] == TRICKY
     assert len(ours) == len(read)
+
+
+MERGED_CONTAINER = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: merged}
+spec:
+  containers:
+    - name: app
+      image: ghcr.io/example/app:1.0.0
+      <<: [{securityContext: {privileged: true}}, {securityContext: {privileged: false}}]
+"""
+
+
+def test_a_merge_key_that_go_and_pyyaml_read_differently_is_refused(tmp_path: Path) -> None:
+    """Go's readers (kubectl here; Pulumi reads stack files with Go's yaml too) take a merged key from
+    the first map, PyYAML from the last: `check` would judge privileged: false where Pulumi deploys
+    privileged: true. The stack file is refused instead, at the key."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(MERGED_CONTAINER)
+    [read_by_go] = json_objects(kubectl("annotate", "--local", "-f", str(pod), "x=y", "-o", "json"))
+    assert read_by_go["spec"]["containers"][0]["securityContext"] == {"privileged": True}
+    assert yaml.safe_load(MERGED_CONTAINER)["spec"]["containers"][0]["securityContext"] == {
+        "privileged": False
+    }
+    stack = tmp_path / "Pulumi.merged.yaml"
+    stack.write_text(
+        "config:\n  flyte-apps:apps:\n    - name: app\n      container: {image: ghcr.io/example/app:1.0.0}\n"
+        "      pod:\n        spec:\n          containers:\n            - name: app\n"
+        "              <<: [{securityContext: {privileged: true}}, {securityContext: {privileged: false}}]\n"
+    )
+    for command in ("check", "render"):
+        result = CliRunner().invoke(app, [command, "--config", str(stack)])
+        assert result.exit_code == 2, result.output
+        assert "flyte-apps:apps[0].pod.spec.containers[0]: a merge key (<<) is refused" in result.output

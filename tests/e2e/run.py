@@ -234,21 +234,10 @@ class Suite:
             for c in revision.get("status", {}).get("conditions", [])
         )
 
-    def pods_of(self, revision: str) -> list[str]:
+    def pods_labelled(self, label: str, value: str) -> list[str]:
+        """The pods of the apps' namespace whose ``label`` is ``value`` (a revision's, a KService's)."""
         items = self.get("pods", namespace=NAMESPACE)["items"]
-        return [
-            p["metadata"]["name"]
-            for p in items
-            if p["metadata"].get("labels", {}).get(LABEL_REVISION) == revision
-        ]
-
-    def pods_of_app(self, kservice: str) -> list[str]:
-        items = self.get("pods", namespace=NAMESPACE)["items"]
-        return [
-            p["metadata"]["name"]
-            for p in items
-            if p["metadata"].get("labels", {}).get(LABEL_SERVICE) == kservice
-        ]
+        return [p["metadata"]["name"] for p in items if p["metadata"].get("labels", {}).get(label) == value]
 
     def state_resources(self, stack: str = MAIN_STACK) -> list[dict[str, Any]]:
         exported = json.loads(self.pulumi("stack", "export", stack=stack).stdout)
@@ -377,7 +366,7 @@ def scenario_stop_start(suite: Suite) -> str:
     deletes every older revision with pods and keeps the stop revision. Then start it again."""
     kservice = "dashboard-flytesnacks-development"
     first = f"{kservice}-00001"
-    suite.wait("the running revision's pods", lambda: bool(suite.pods_of(first)), 60)
+    suite.wait("the running revision's pods", lambda: bool(suite.pods_labelled(LABEL_REVISION, first)), 60)
     others = {name: svc for name, svc in suite.revisions().items() if svc != kservice}
     with suite.edit_stack() as document:
         suite.app_entry(document, "dashboard")["stopped"] = True
@@ -457,7 +446,9 @@ def scenario_operate(suite: Suite) -> str:
     check("Traceback" not in err, f"watch printed a traceback:\n{err}")
     model_api = "model-api-ml-serving-production"  # minReplicas 1: its pods exist, and no node takes them
     suite.wait(
-        "model-api's pods", lambda: any(p.startswith(model_api) for p in suite.pods_of_app(model_api)), 60
+        "model-api's pods",
+        lambda: any(p.startswith(model_api) for p in suite.pods_labelled(LABEL_SERVICE, model_api)),
+        60,
     )
     logs = suite.flyte_apps(
         "logs", "model-api", "-p", "ml-serving", "-d", "production", *common, check_rc=False
