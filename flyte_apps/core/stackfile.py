@@ -30,6 +30,9 @@ KEY_CONFIG: Final = "config"
 KEY_ENVIRONMENT: Final = "environment"
 STACK_FILE_KEYS: Final = (KEY_CONFIG, "secretsprovider", "encryptedkey", "encryptionsalt", KEY_ENVIRONMENT)
 """Every top-level key Pulumi's stack files have."""
+LEGACY_CONFIG_MODULE: Final = "config"
+LEGACY_KEY_PARTS: Final = 3
+"""``<namespace>:config:<name>``, the old form Pulumi still reads as ``<namespace>:<name>``."""
 _OUR_NAMESPACE_LOOKALIKE: Final = 0.8
 """How close (difflib ratio, separators and case ignored) a namespace must be to ``flyte-apps`` to be
 taken for a misspelling of it rather than another Pulumi package's namespace."""
@@ -118,14 +121,24 @@ def parse_stack_file(text: str, source: str) -> StackInput:
         problems.append(ConfigProblem(f"{source}: {KEY_CONFIG}", "must be a map of config keys"))
         return StackInput(problems=tuple(problems), warnings=tuple(warnings))
     values: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for key, value in config.items():
         if not isinstance(key, str):
             continue  # reported by read_yaml: keys must be strings
-        wrong = namespace_problem(key)
+        wrong = key_problem(key) or namespace_problem(key)
         if wrong:
             problems.append(ConfigProblem(key, f"{wrong} ({source})"))
             continue
-        values[full_key(key)] = value
+        normal = full_key(key)
+        if normal in spelled:
+            message = (
+                f"{shown(spelled[normal])} and {shown(key)} are the same key to Pulumi ({shown(normal)}), "
+                f"and which one it keeps is not defined ({source})"
+            )
+            problems.append(ConfigProblem(normal, message))
+            continue
+        spelled[normal] = key
+        values[normal] = value
     key_lines = LaterMap(
         lambda: {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys)}
     )
@@ -169,8 +182,27 @@ def located(problems: Sequence[ConfigProblem], given: StackInput) -> list[Config
 
 
 def full_key(key: str) -> str:
-    """``project`` -> ``flyte-apps:project``: a key without a namespace is the project's own."""
-    return key if ":" in key else f"{PROJECT_NAME}:{key}"
+    """A stack file's config key as Pulumi reads it (``ParseKey``, sdk/go/common/resource/config/key.go):
+    ``project`` -> ``flyte-apps:project`` (a key without a namespace is the project's own), and the
+    legacy ``flyte-apps:config:apps`` -> ``flyte-apps:apps``. A key Pulumi cannot parse is returned
+    as it is (``key_problem`` names it)."""
+    parts = key.split(":")
+    if len(parts) == 1:
+        return f"{PROJECT_NAME}:{key}"
+    if len(parts) == LEGACY_KEY_PARTS and parts[1] == LEGACY_CONFIG_MODULE:
+        return f"{parts[0]}:{parts[2]}"
+    return key
+
+
+def key_problem(key: str) -> str | None:
+    """Why Pulumi refuses a config key: more than one colon, but for the legacy ``<ns>:config:<name>``."""
+    parts = key.split(":")
+    if len(parts) <= 2 or (len(parts) == LEGACY_KEY_PARTS and parts[1] == LEGACY_CONFIG_MODULE):
+        return None
+    return (
+        f"{shown(key)} is not a config key Pulumi reads (it refuses it): keys are <namespace>:<name>, "
+        f"like {shown(f'{parts[0]}:{parts[1]}')}"
+    )
 
 
 def namespace_problem(key: str) -> str | None:

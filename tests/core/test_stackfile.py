@@ -164,3 +164,27 @@ def test_project_defaults_come_from_default_or_value_and_skip_bare_declarations(
         "kubernetes:context": "kind",
     }
     assert given.problems == ()
+
+
+def test_the_legacy_config_form_is_read_as_pulumi_reads_it() -> None:
+    # Pulumi's ParseKey reads <namespace>:config:<name> as <namespace>:<name> (checked with the CLI).
+    given = parse_stack_file(
+        "config:\n  flyte-apps:config:apps: []\n  kubernetes:config:context: c\n", SOURCE
+    )
+    assert given.problems == ()
+    assert given.values == {"flyte-apps:apps": [], "kubernetes:context": "c"}
+
+
+@pytest.mark.parametrize("key", ["flyte-apps:apps:extra", "flyte-apps:a:b:c", "kubernetes:x:context"])
+def test_a_key_pulumi_cannot_parse_is_an_error_not_skipped(key: str) -> None:
+    given = parse_stack_file(f"config:\n  {key}: 1\n", SOURCE)
+    assert [p.path for p in given.problems] == [key]
+    assert "not a config key Pulumi reads" in given.problems[0].message
+    assert given.values == {}
+
+
+def test_two_spellings_of_one_key_are_an_error() -> None:
+    text = "config:\n  flyte-apps:config:project: a\n  flyte-apps:project: b\n"
+    given = parse_stack_file(text, SOURCE)
+    assert [p.path for p in given.problems] == ["flyte-apps:project"]
+    assert "are the same key to Pulumi" in given.problems[0].message
