@@ -24,6 +24,7 @@ from flyte_apps.cli.exits import stdout_reader_gone as stdout_reader_gone
 from flyte_apps.cli.exits import stop_if_reader_gone as stop_if_reader_gone
 from flyte_apps.core import constants as c
 from flyte_apps.core.errors import ConfigError, FlyteAppsError
+from flyte_apps.core.printable import printable
 from flyte_apps.kube.errors import KubeConfigError, KubeError, KubeNotFound
 
 if TYPE_CHECKING:
@@ -263,7 +264,7 @@ def resolve_app(
 
 def fail(code: int, message: str) -> NoReturn:
     """One line on stderr, then exit with ``code``."""
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {printable(message)}", err=True)
     raise typer.Exit(code)
 
 
@@ -275,7 +276,7 @@ def translate_errors() -> Iterator[None]:
         yield
     except ConfigError as exc:
         for problem in exc.problems:
-            typer.echo(f"error: {problem}", err=True)
+            typer.echo(f"error: {printable(str(problem))}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     except KubeNotFound as exc:
         fail(EXIT_NOT_FOUND, str(exc))

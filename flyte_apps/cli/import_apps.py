@@ -46,6 +46,7 @@ from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.keys import KEY_APPS, KEY_PLATFORM, PREFIX
 from flyte_apps.core.errors import ConfigError
 from flyte_apps.core.plan import plan_stack
+from flyte_apps.core.printable import printable
 from flyte_apps.core.spec import decode_spec
 from flyte_apps.core.stackfile import stack_file_name
 from flyte_apps.kube.apps import app_selector, list_kservices
@@ -130,7 +131,7 @@ def import_apps(
             fail(EXIT_NOT_FOUND, f"app {shown(name)} not found in namespace {view.namespace}")
         outcomes = [assess(item, view, raw, exact_only=exact_only) for item in found]
     for outcome in outcomes:
-        typer.echo(outcome.line())
+        typer.echo(printable(outcome.line()))
     if any(outcome.verdict == REFUSED for outcome in outcomes):
         typer.echo(f"error: some apps were refused; {path} was not changed", err=True)
         raise typer.Exit(EXIT_USAGE)

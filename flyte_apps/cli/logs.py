@@ -45,6 +45,7 @@ from flyte_apps.cli.common import (
     with_client,
 )
 from flyte_apps.core.logparse import KUBELET_STAMP_LENGTH, KubeletLines, LogLine, LogTime
+from flyte_apps.core.printable import printable
 from flyte_apps.kube.logs import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_TAIL_LINES,
@@ -114,6 +115,11 @@ _BETWEEN_STRINGS: Final = '", "'
 unescaped), so splitting an encoded list of strings on it gives each string's encoded content."""
 
 
+def _shown(message: str) -> str:
+    """A log message for the terminal: control characters escaped, colour kept (like ``less -R``)."""
+    return printable(message, keep_colour=True)
+
+
 def render_line(event: ReplicaLine, style: LineStyle) -> str:
     """One output line for one log line (no newline)."""
     return LineRenderer(style).render(ReplicaLines(event.replica, (event.line,)))[:-1]
@@ -150,10 +156,12 @@ class LineRenderer:
         prefix = f"{batch.replica} | " if style.prefix else ""
         if style.timestamps:
             return "".join(
-                f"{prefix}{stamp} {line.message}\n" if stamp is not None else f"{prefix}{line.message}\n"
+                f"{prefix}{stamp} {_shown(line.message)}\n"
+                if stamp is not None
+                else f"{prefix}{_shown(line.message)}\n"
                 for line, stamp in zip(lines, self._stamps(lines), strict=True)
             )
-        return "".join(f"{prefix}{line.message}\n" for line in lines)
+        return "".join(f"{prefix}{_shown(line.message)}\n" for line in lines)
 
     def _render_kubelet(self, replica: str, texts: list[str]) -> str:
         """:meth:`render` of lines that all carry the kubelet's timestamp, from their text: a
@@ -172,8 +180,8 @@ class LineRenderer:
             )
         prefix = f"{replica} | " if style.prefix else ""
         if style.timestamps:
-            return "".join([f"{prefix}{text}\n" for text in texts])
-        return "".join([f"{prefix}{text[_MESSAGE:]}\n" for text in texts])
+            return "".join([f"{prefix}{_shown(text)}\n" for text in texts])
+        return "".join([f"{prefix}{_shown(text[_MESSAGE:])}\n" for text in texts])
 
     def _stamps(self, lines: Sequence[LogLine]) -> list[str | None]:
         """``LogTime.rfc3339()`` of each line's timestamp (None without one)."""
@@ -224,7 +232,7 @@ def print_events(events: Generator[LogBatch, None, None], style: LineStyle) -> N
                     printer.add(render(event))
                 elif isinstance(event, Notice):
                     printer.flush()
-                    typer.echo(event.message, err=True)
+                    typer.echo(printable(event.message), err=True)
                 else:
                     printer.flush()
     finally:

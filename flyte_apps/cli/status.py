@@ -39,6 +39,7 @@ from flyte_apps.cli.common import (
 from flyte_apps.core.adopt_check import compare_kservice
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.plan import AppPlan
+from flyte_apps.core.printable import printable
 from flyte_apps.core.status import (
     PHASE_UNKNOWN,
     AppConversionError,
@@ -185,14 +186,14 @@ def status(
                 typer.echo(line)
             details = extras.lines()
             for line in ["", *details] if details else []:
-                typer.echo(line)
+                typer.echo(printable(line))
         notes = [(key, d.message) for key, found in drift.items() for d in found]
         notes += [(key, missing_note(plans[key])) for key in missing]
         if notes:
             typer.echo("")
             typer.secho("drift:", fg=typer.colors.YELLOW, bold=True)
             for key, message in notes:
-                typer.secho(f"  {key}: {message}", fg=typer.colors.YELLOW)
+                typer.secho(printable(f"  {key}: {message}"), fg=typer.colors.YELLOW)
         exit_on_drift(drifted=drifted and exit_code)
 
 
@@ -265,17 +266,16 @@ def status_table(snapshots: Sequence[AppSnapshot], *, now: datetime, wide: bool 
         app = snapshot.app
         phase, message = summarize(app)
         created = app.status.created_at.ToDatetime(tzinfo=UTC) if app.status.HasField("created_at") else None
-        rows.append(
-            (
-                app_key(app.metadata.id),
-                phase,
-                str(app.status.current_replicas),
-                app.status.ingress.public_url or _NO_URL,
-                age(created, now) if created is not None else "-",
-                *(replica_columns(snapshot) if wide else ()),
-                message,
-            )
+        given = (
+            app_key(app.metadata.id),
+            phase,
+            str(app.status.current_replicas),
+            app.status.ingress.public_url or _NO_URL,
+            age(created, now) if created is not None else "-",
+            *(replica_columns(snapshot) if wide else ()),
+            message,
         )
+        rows.append(tuple(printable(cell) for cell in given))  # the cluster wrote most of them
     widths = [max(len(row[i]) for row in [columns, *rows]) for i in range(len(columns) - 1)]
     lines = [
         "  ".join(

@@ -35,6 +35,7 @@ from flyte_apps.cli.common import (
 )
 from flyte_apps.cli.status import PHASE_COLOURS, warnings_to_stderr
 from flyte_apps.core import constants as c
+from flyte_apps.core.printable import printable
 from flyte_apps.core.status import app_key, summarize
 from flyte_apps.kube.apps import app_selector, list_kservices_page
 from flyte_apps.kube.watch import Subscription, WatchHub, WatchTarget, event_app
@@ -182,11 +183,11 @@ def event_line(event: WatchResponse, *, now: datetime | None = None) -> str:
         old_phase, _ = summarize(event.update_event.old_app)
         if old_phase != phase:
             shown = f"{typer.style(old_phase, fg=PHASE_COLOURS.get(old_phase))} -> {shown}"
-    parts = [stamp, _KINDS.get(kind, kind).ljust(7), app_key(app.metadata.id), shown]
+    parts = [stamp, _KINDS.get(kind, kind).ljust(7), printable(app_key(app.metadata.id)), shown]
     if kind != "delete_event":
         parts.append(f"replicas {app.status.current_replicas}")
         if app.status.ingress.public_url:
-            parts.append(app.status.ingress.public_url)
+            parts.append(printable(app.status.ingress.public_url))
         if message:
-            parts.append(message)
+            parts.append(printable(message))
     return "  ".join(parts)

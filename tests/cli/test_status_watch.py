@@ -127,6 +127,24 @@ def test_status_table_shows_phase_replicas_url_age_and_message(kube_server: Fake
     assert rows[1].endswith("App scaled to zero")
 
 
+HOSTILE_MESSAGE = "pull failed\x1b]0;owned\x07\nproj/dev/evil  ACTIVE  9  https://evil.example"
+
+
+def test_cluster_text_cannot_add_rows_or_reach_the_terminal(kube_server: FakeKubeApi) -> None:
+    name = deploy(kube_server)
+    running(kube_server, name)
+    conditions = [
+        {"type": "Ready", "status": "False", "reason": "RevisionFailed", "message": HOSTILE_MESSAGE}
+    ]
+    kube_server.patch(KSERVICES, NS, name, {"status": {"conditions": conditions}}, status=True)
+    result = run("status", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    _header, *rows = result.stdout.splitlines()
+    assert len(rows) == 1, rows  # no row of the message's making
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert rows[0].endswith("pull failed\\x1b]0;owned\\x07\\nproj/dev/evil  ACTIVE  9  https://evil.example")
+
+
 def test_status_json_parses_back_into_apps_and_replicas(kube_server: FakeKubeApi) -> None:
     running(kube_server, deploy(kube_server), pods=2)
     result = run("status", "myapp", "-o", "json", *cluster(kube_server))
@@ -264,6 +282,18 @@ def test_watch_text_prints_one_line_per_event_with_phase_changes(kube_server: Fa
     ]
     assert second.split()[1:5] == ["UPDATED", "proj/dev/myapp", "UNKNOWN", "->"]
     assert second.endswith("ACTIVE  replicas 0  https://myapp-proj-dev.apps.example.com  Service is ready")
+
+
+def test_watch_text_shows_cluster_text_as_escapes(kube_server: FakeKubeApi) -> None:
+    name = deploy(kube_server)
+    conditions = [
+        {"type": "Ready", "status": "False", "reason": "RevisionFailed", "message": HOSTILE_MESSAGE}
+    ]
+    kube_server.patch(KSERVICES, NS, name, {"status": {"conditions": conditions}}, status=True)
+    result = run("watch", "myapp", "--max-events", "1", "--timeout", "10", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    [line] = result.stdout.splitlines()
+    assert "\x1b" not in line and line.endswith("\\nproj/dev/evil  ACTIVE  9  https://evil.example")
 
 
 def test_watch_of_one_app_ignores_namesakes_in_other_projects(kube_server: FakeKubeApi) -> None:

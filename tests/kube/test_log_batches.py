@@ -27,6 +27,7 @@ from flyte_apps.core.logparse import (
     parse_line,
     parse_lines,
 )
+from flyte_apps.core.printable import printable
 from flyte_apps.kube.logs import (
     CAUGHT_UP,
     CaughtUp,
@@ -142,7 +143,8 @@ BATCH = ReplicaLines(
 
 
 def old_render(event: ReplicaLine, style: LineStyle) -> str:
-    """How ``logs`` formatted a line before batches: one ``json.dumps`` (or f-string) per line."""
+    """How ``logs`` formats one line: one ``json.dumps`` (or f-string) per line; the text form shows
+    control characters as escapes (``flyte_apps.core.printable``)."""
     line_stamp = event.line.timestamp
     if style.output is OutputFormat.JSON:
         record = {
@@ -151,7 +153,7 @@ def old_render(event: ReplicaLine, style: LineStyle) -> str:
             "message": event.line.message,
         }
         return json.dumps(record, ensure_ascii=False)
-    text = event.line.message
+    text = printable(event.line.message, keep_colour=True)
     if style.timestamps and line_stamp is not None:
         text = f"{line_stamp.rfc3339()} {text}"
     return f"{event.replica} | {text}" if style.prefix else text
