@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Final, Protocol
 
-from bench import logs_follow, program_scale, render_scale, startup, status_scale, watch_fanout
+from bench import engine_scale, logs_follow, program_scale, render_scale, startup, status_scale, watch_fanout
 from bench.measure import load_average, machine_summary
 from bench.report import Row, markdown_table
 
@@ -41,6 +41,7 @@ BENCHMARKS: Final[tuple[Benchmark, ...]] = (
     status_scale,
     watch_fanout,
     logs_follow,
+    engine_scale,
 )
 
 
