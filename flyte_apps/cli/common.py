@@ -196,12 +196,42 @@ def load_view(
         default_domain=_stack_default(raw, "domain"),
         plan=plan,
         target=KubeTarget(kubeconfig=kubeconfig, context=context),
-        stack_target=KubeTarget(
-            kubeconfig=_str_or_none(raw.get(c.CONFIG_KUBECONFIG)),
-            context=_str_or_none(raw.get(c.CONFIG_KUBE_CONTEXT)),
-        ),
+        stack_target=KubeTarget()
+        if kubeconfig
+        else stack_target(raw, project_dir, source=str(config or stack)),
         request_timeout=timeout,
     )
+
+
+def stack_target(raw: dict[str, object], project_dir: Path, *, source: str) -> KubeTarget:
+    """The cluster the stack names (``kubernetes:kubeconfig``/``kubernetes:context``), as the stack's
+    `pulumi up` would reach it: a relative kubeconfig path is the project directory's (where Pulumi
+    runs the program and the provider). A setting the commands cannot use (an encrypted value, not a
+    string) is an error that says so, never a quiet fall-back to ``KUBECONFIG``: that may well be
+    another cluster."""
+    from flyte_apps.core.kubeconfig import is_kubeconfig_content
+    from flyte_apps.kube.target import KubeTarget
+
+    values: dict[str, str | None] = {}
+    for key in (c.CONFIG_KUBECONFIG, c.CONFIG_KUBE_CONTEXT):
+        value = raw.get(key)
+        if value is None or isinstance(value, str):
+            values[key] = value or None
+            continue
+        what = (
+            "an encrypted (secure:) value"
+            if isinstance(value, dict) and "secure" in value
+            else "not a string"
+        )
+        fail(
+            EXIT_USAGE,
+            f"{key} of {source} is {what}, which flyte-apps cannot read; give the same cluster with "
+            "--kubeconfig (and --context) instead: it does not fall back to KUBECONFIG",
+        )
+    path = values[c.CONFIG_KUBECONFIG]
+    if path is not None and not is_kubeconfig_content(path) and not Path(path).expanduser().is_absolute():
+        path = str(project_dir / Path(path).expanduser())
+    return KubeTarget(kubeconfig=path, context=values[c.CONFIG_KUBE_CONTEXT])
 
 
 def resolve_app(
@@ -308,7 +338,3 @@ def _ambiguous(name: str, candidates: list[AppId]) -> NoReturn:
 def _stack_default(raw: dict[str, object], key: str) -> str | None:
     value = raw.get(f"{c.PROJECT_NAME}:{key}")
     return value if isinstance(value, str) else None
-
-
-def _str_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
