@@ -52,7 +52,7 @@ from pulumi.dynamic import (
 from flyte_apps.core.bounds import bounded
 from flyte_apps.core.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG
 from flyte_apps.core.errors import FlyteAppsError
-from flyte_apps.core.kubeconfig import is_kubeconfig_content
+from flyte_apps.core.kubeconfig import is_kubeconfig_path
 
 if TYPE_CHECKING:
     from flyte_apps.kube.reaper import ReapResult
@@ -187,11 +187,17 @@ def stack_cluster(kubeconfig: str | None, context: str | None, working_directory
     """The ``cluster`` input: the stack's kubeconfig as an absolute path (a relative one is taken
     from ``working_directory``, the program's, as pulumi-kubernetes takes it) and context; for inline
     content only the fact that there is some (the content may hold a token)."""
-    inline = bool(kubeconfig) and is_kubeconfig_content(kubeconfig or "")
     path = ""
-    if kubeconfig and not inline:
-        given = Path(kubeconfig).expanduser()
-        path = str(given if given.is_absolute() else working_directory / given)
+    if kubeconfig:
+
+        def beside(value: str) -> Path:
+            given = Path(value).expanduser()
+            return given if given.is_absolute() else working_directory / given
+
+        if is_kubeconfig_path(kubeconfig, is_file=lambda value: beside(value).is_file()):
+            path = str(beside(kubeconfig))
+    # Not an existing file: content (pulumi-kubernetes' rule), so never recorded in the state.
+    inline = bool(kubeconfig) and not path
     return {CLUSTER_KUBECONFIG: path, CLUSTER_INLINE: inline, CLUSTER_CONTEXT: context or ""}
 
 

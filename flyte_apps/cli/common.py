@@ -23,6 +23,7 @@ from flyte_apps.cli.exits import silence_stdout_if_reader_gone as silence_stdout
 from flyte_apps.cli.exits import stdout_reader_gone as stdout_reader_gone
 from flyte_apps.cli.exits import stop_if_reader_gone as stop_if_reader_gone
 from flyte_apps.core import constants as c
+from flyte_apps.core.credentials import redact
 from flyte_apps.core.errors import ConfigError, FlyteAppsError
 from flyte_apps.core.printable import printable
 from flyte_apps.kube.errors import KubeConfigError, KubeError, KubeNotFound
@@ -209,7 +210,6 @@ def stack_target(raw: dict[str, object], project_dir: Path, *, source: str) -> K
     runs the program and the provider). A setting the commands cannot use (an encrypted value, not a
     string) is an error that says so, never a quiet fall-back to ``KUBECONFIG``: that may well be
     another cluster."""
-    from flyte_apps.core.kubeconfig import is_kubeconfig_content
     from flyte_apps.kube.target import KubeTarget
 
     values: dict[str, str | None] = {}
@@ -229,8 +229,10 @@ def stack_target(raw: dict[str, object], project_dir: Path, *, source: str) -> K
             "--kubeconfig (and --context) instead: it does not fall back to KUBECONFIG",
         )
     path = values[c.CONFIG_KUBECONFIG]
-    if path is not None and not is_kubeconfig_content(path) and not Path(path).expanduser().is_absolute():
-        path = str(project_dir / Path(path).expanduser())
+    if path is not None and "\n" not in path and not Path(path).expanduser().is_absolute():
+        beside = project_dir / Path(path).expanduser()
+        if beside.is_file():  # else it is content, as pulumi-kubernetes takes a value it cannot stat
+            path = str(beside)
     return KubeTarget(kubeconfig=path, context=values[c.CONFIG_KUBE_CONTEXT])
 
 
@@ -294,7 +296,7 @@ def resolve_app(
 
 def fail(code: int, message: str) -> NoReturn:
     """One line on stderr, then exit with ``code``."""
-    typer.echo(f"error: {printable(message)}", err=True)
+    typer.echo(f"error: {printable(redact(message))}", err=True)
     raise typer.Exit(code)
 
 
@@ -306,7 +308,7 @@ def translate_errors() -> Iterator[None]:
         yield
     except ConfigError as exc:
         for problem in exc.problems:
-            typer.echo(f"error: {printable(str(problem))}", err=True)
+            typer.echo(f"error: {printable(redact(str(problem)))}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     except KubeNotFound as exc:
         fail(EXIT_NOT_FOUND, str(exc))

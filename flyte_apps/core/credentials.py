@@ -1,5 +1,11 @@
-"""Which env vars look like credentials: shared by the policy pack's ``no-plaintext-credentials`` rule
-and by ``flyte-apps import``, which never writes such a value into a stack file."""
+"""Credentials: which env vars look like them (shared by the policy pack's ``no-plaintext-credentials``
+rule and by ``flyte-apps import``, which never writes such a value into a stack file), and taking them
+out of text before anyone sees it.
+
+Errors name servers, headers and settings, and the people who run this tool paste them into tickets
+and pull requests. A kubeconfig's server URL may carry ``user:password@`` or ``?access_token=``, an
+HTTP library's complaint may quote an ``Authorization`` header, and a bad value may be a token. Every
+message of the Kubernetes layer, and every error the CLI prints, goes through :func:`redact`."""
 
 from __future__ import annotations
 
@@ -49,3 +55,34 @@ def looks_like_credential(name: str, allowed: frozenset[str] = frozenset()) -> b
 def value_looks_like_credential(value: str) -> bool:
     """Whether ``value`` itself has the shape of a well-known kind of credential."""
     return CREDENTIAL_VALUE.search(value) is not None
+
+
+HIDDEN: Final = "***"
+_REDACTIONS: Final = (
+    # userinfo of a URL: https://user:secret@host -> https://***@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]+@"), rf"\1{HIDDEN}@"),
+    # a URL's query string: https://host/path?access_token=x -> https://host/path?***
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s?#'\"]+)\?[^\s#'\"]+"), rf"\1?{HIDDEN}"),
+    # an Authorization header's credential: Bearer x, Basic x
+    (re.compile(r"(?i)\b(bearer|basic)(\s+|%20)[A-Za-z0-9._~+/=-]+"), rf"\1\2{HIDDEN}"),
+    # token: x, password=x, client-key-data: x ...
+    (
+        re.compile(
+            r"(?i)\b(token|password|passwd|secret|access[-_]token|id[-_]token|api[-_]?key|"
+            r"client[-_]key[-_]data)(['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"
+        ),
+        rf"\1\2{HIDDEN}",
+    ),
+    # a JSON Web Token, all three parts (service-account tokens, OIDC id-tokens)
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), HIDDEN),
+    # whatever has the shape of a well-known credential (a PEM key's head, cloud and chat tokens)
+    (CREDENTIAL_VALUE, HIDDEN),
+)
+
+
+def redact(text: str) -> str:
+    """``text`` with URL userinfo and query strings, authorization credentials, ``token=`` /
+    ``password:``-style values and anything shaped like a well-known credential replaced by ``***``."""
+    for pattern, replacement in _REDACTIONS:
+        text = pattern.sub(replacement, text)
+    return text

@@ -8,14 +8,17 @@ apart; :class:`KubeError` derives from the project's ``FlyteAppsError`` (errors 
 
 from __future__ import annotations
 
+from flyte_apps.core.credentials import redact
 from flyte_apps.core.errors import FlyteAppsError
 
 
 class KubeError(FlyteAppsError):
-    """Any failure talking to Kubernetes; ``status`` is the HTTP status when there was one."""
+    """Any failure talking to Kubernetes; ``status`` is the HTTP status when there was one. The
+    message is redacted (``flyte_apps.core.credentials``): servers, headers and libraries' complaints
+    end up in it, and it is printed, logged and, from the reaper, stored by the engine."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
+        super().__init__(redact(message))
         self.status = status
 
 

@@ -8,8 +8,10 @@ own configuration without urllib3 retries: :mod:`flyte_apps.kube.retry` is the o
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
@@ -20,7 +22,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
-from flyte_apps.core.kubeconfig import is_kubeconfig_content
+from flyte_apps.core.kubeconfig import is_kubeconfig_path
 from flyte_apps.kube.errors import KubeConfigError
 
 DEFAULT_KUBECONFIG: Final = Path(".kube") / "config"
@@ -42,8 +44,10 @@ class KubeTarget:
 
     @property
     def kubeconfig_is_content(self) -> bool:
-        """Content, not a path: paths have no newline and do not start a YAML/JSON document."""
-        return is_kubeconfig_content(self.kubeconfig or "")
+        """Content, not a path: anything that is not an existing file (pulumi-kubernetes' rule)."""
+        return bool(self.kubeconfig) and not is_kubeconfig_path(
+            self.kubeconfig or "", is_file=lambda value: Path(value).expanduser().is_file()
+        )
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -137,38 +141,102 @@ def build_api_client(
         except yaml.YAMLError as exc:
             raise KubeConfigError(_not_yaml(source, exc)) from exc
         if not isinstance(content, dict):
-            msg = f"{source} is not a YAML/JSON mapping"
+            msg = (
+                "the kubeconfig names no existing file and is not kubeconfig content (a YAML/JSON "
+                "mapping); its value is not shown, as it may hold a credential"
+            )
             raise KubeConfigError(msg)
         loaded = content
     else:
         path = Path(resolved.kubeconfig).expanduser()
         source = f"kubeconfig file {path}"
-        if not path.is_file():
-            msg = f"{source} does not exist"
-            raise KubeConfigError(msg)
     # The loaders are untyped in the ``kubernetes`` package; their contract is documented.
     from_dict = cast(Callable[..., k8s.ApiClient], k8s_config.new_client_from_config_dict)
     from_file = cast(Callable[..., k8s.ApiClient], k8s_config.new_client_from_config)
     try:
-        if loaded is not None:
-            return from_dict(
-                config_dict=loaded,
-                context=resolved.context,
-                persist_config=False,
-                client_configuration=configuration,
+        with _kubeconfig_complaints() as complaints:
+            if loaded is not None:
+                api = from_dict(
+                    config_dict=loaded,
+                    context=resolved.context,
+                    persist_config=False,
+                    client_configuration=configuration,
+                )
+            else:
+                api = from_file(
+                    config_file=str(path),
+                    context=resolved.context,
+                    persist_config=False,
+                    client_configuration=configuration,
+                )
+        if complaints:
+            # The kubernetes package logs an exec plugin's failure (its stderr included, which may
+            # hold a credential) and carries on without credentials; we stop, without the output.
+            msg = (
+                f"cannot load {source}: its credential plugin failed ({complaints[0]}); the plugin's "
+                "output is not shown, as it may hold a credential: run its command yourself to see why"
             )
-        return from_file(
-            config_file=str(path),
-            context=resolved.context,
-            persist_config=False,
-            client_configuration=configuration,
-        )
+            raise KubeConfigError(msg)
+        _trim_tokens(api.configuration)
+        return api
     except yaml.YAMLError as exc:
         raise KubeConfigError(_not_yaml(source, exc)) from exc
     except (ConfigException, OSError, ValueError, TypeError) as exc:
         context = f" (context {resolved.context!r})" if resolved.context else ""
         msg = f"cannot load {source}{context}: {exc}"
         raise KubeConfigError(msg) from exc
+
+
+_KUBECONFIG_MODULES: Final = ("kubernetes/config/kube_config.py", "kubernetes/config/exec_provider.py")
+_TOKEN_KEY: Final = "BearerToken"
+"""Where the kubernetes package keeps ``Authorization``'s value (``Bearer <token>``)."""
+
+
+@contextmanager
+def _kubeconfig_complaints() -> Iterator[list[str]]:
+    """What the kubernetes package's kubeconfig loader logs while it loads (an exec plugin that failed
+    or gave nothing), kept from the terminal: a record's message may quote the plugin's stderr. Each
+    complaint is reduced to its first words (the loader's own prefix, never the plugin's output)."""
+    complaints: list[str] = []
+
+    def keep(record: logging.LogRecord) -> bool:
+        if record.pathname.replace(os.sep, "/").endswith(_KUBECONFIG_MODULES):
+            text = str(record.msg)
+            complaints.append(
+                "exec: " + text.split(":", 2)[1].strip()[:60] if text.startswith("exec:") else "exec"
+            )
+            return False
+        return True
+
+    root = logging.getLogger()
+    root.addFilter(keep)
+    try:
+        yield complaints
+    finally:
+        root.removeFilter(keep)
+
+
+def _trim_tokens(configuration: k8s.Configuration) -> None:
+    """Trim the bearer token as kubectl does (a ``tokenFile`` written by ``echo`` ends in a newline,
+    which the kubernetes package keeps, and an HTTP library then quotes the whole header in its
+    error), now and after each refresh of it."""
+
+    def trim(config: k8s.Configuration) -> None:
+        value = config.api_key.get(_TOKEN_KEY)
+        if isinstance(value, str):
+            scheme, _, token = value.strip().partition(" ")
+            config.api_key[_TOKEN_KEY] = f"{scheme} {token.strip()}" if token else scheme
+
+    refresh = configuration.refresh_api_key_hook
+
+    def refreshed(config: k8s.Configuration) -> None:
+        if refresh is not None:
+            refresh(config)
+        trim(config)
+
+    trim(configuration)
+    if refresh is not None:
+        configuration.refresh_api_key_hook = refreshed
 
 
 def _not_yaml(source: str, exc: yaml.YAMLError) -> str:

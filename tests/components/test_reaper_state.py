@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from components.reaper import CLUSTER_CONTEXT, CLUSTER_INLINE, CLUSTER_KUBECONFIG, stack_cluster
 from tests.support.config import REPO_ROOT
 
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "reaper-provider-0.1.0.b64"
@@ -48,3 +51,28 @@ def test_provider_pickled_by_version_0_1_0_holds_no_credential() -> None:
     assert FIXTURE_TOKEN not in data
     assert b"127.0.0.1" not in data
     assert b"components.resources.reaper" in data
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "\ufeffapiVersion: v1\nusers: [{user: {token: s3cr3t}}]",
+        "--- {apiVersion: v1, users: [{user: {token: s3cr3t}}]}",
+        "{apiVersion: v1, users: [{user: {token: s3cr3t}}]}",
+        "clusters: []",
+    ],
+)
+def test_kubeconfig_content_of_any_shape_is_never_recorded_as_a_path(content: str, tmp_path: Path) -> None:
+    # pulumi-kubernetes' rule: a value that is not an existing file is content (it may hold a token).
+    cluster = stack_cluster(content, None, tmp_path)
+    assert cluster == {CLUSTER_KUBECONFIG: "", CLUSTER_INLINE: True, CLUSTER_CONTEXT: ""}
+
+
+def test_an_existing_kubeconfig_file_is_recorded_by_its_absolute_path(tmp_path: Path) -> None:
+    (tmp_path / "cluster.yaml").write_text("apiVersion: v1\n")
+    cluster = stack_cluster("cluster.yaml", "prod", tmp_path)
+    assert cluster == {
+        CLUSTER_KUBECONFIG: str(tmp_path / "cluster.yaml"),
+        CLUSTER_INLINE: False,
+        CLUSTER_CONTEXT: "prod",
+    }

@@ -138,9 +138,13 @@ def test_unknown_context_is_a_config_error(kube_server: FakeKubeApi, tmp_path: P
         )
 
 
-def test_missing_explicit_kubeconfig_file_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(KubeConfigError, match="does not exist"):
+def test_missing_explicit_kubeconfig_file_is_a_config_error_that_does_not_show_the_value(
+    tmp_path: Path,
+) -> None:
+    # pulumi-kubernetes takes a value it cannot stat for content, so it may be content: never shown.
+    with pytest.raises(KubeConfigError, match="names no existing file") as err:
         build_api_client(KubeTarget(str(tmp_path / "absent")), isolated_env(tmp_path))
+    assert "absent" not in str(err.value)
 
 
 def test_malformed_kubeconfig_content_error_does_not_quote_secrets(tmp_path: Path) -> None:
@@ -206,15 +210,20 @@ def test_no_kubeconfig_anywhere_resolves_to_in_cluster(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("value", "is_content"),
     [
-        ("/home/me/.kube/config", False),
-        ("C:\\Users\\me\\kubeconfig", False),
-        ('{"apiVersion": "v1"}', True),
+        ("{existing}", False),
+        ("{missing}", True),  # pulumi-kubernetes takes a value it cannot stat for content
+        ('{{"apiVersion": "v1"}}', True),
         ("apiVersion: v1", True),
+        ("\ufeffapiVersion: v1", True),
+        ("--- {{apiVersion: v1, users: [{{user: {{token: x}}}}]}}", True),
         ("clusters: []\ncontexts: []\n", True),
     ],
 )
-def test_kubeconfig_content_is_told_apart_from_paths(value: str, is_content: bool) -> None:
-    assert KubeTarget(value).kubeconfig_is_content is is_content
+def test_kubeconfig_content_is_told_apart_from_paths(value: str, is_content: bool, tmp_path: Path) -> None:
+    existing = tmp_path / "kubeconfig"
+    existing.write_text("apiVersion: v1\n")
+    given = value.format(existing=existing, missing=tmp_path / "missing")
+    assert KubeTarget(given).kubeconfig_is_content is is_content
 
 
 # --- retries -----------------------------------------------------------------------------------
@@ -392,3 +401,62 @@ def test_pod_helpers_read_and_delete_pods(kube_server: FakeKubeApi, kube_api: cl
     assert delete_pod(kube_api, namespace=NS, name="p") is False
     with pytest.raises(KubeNotFound, match="pods 'flyte/p' not found"):
         get_pod(kube_api, namespace=NS, name="p")
+
+
+# --- credentials (hostile input round 3, item 4) -------------------------------------------------
+
+
+def user_kubeconfig(
+    server: FakeKubeApi, tmp_path: Path, user: dict[str, Any], *, url: str | None = None
+) -> Path:
+    config = server.kubeconfig_dict()
+    config["users"][0]["user"] = user
+    if url is not None:
+        config["clusters"][0]["cluster"]["server"] = url
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.mark.parametrize("written", [f"{FAKE_TOKEN}\n", f"  {FAKE_TOKEN}\r\n", f"{FAKE_TOKEN}\n\n"])
+def test_a_token_file_is_trimmed_as_kubectl_trims_it(
+    kube_server: FakeKubeApi, tmp_path: Path, written: str
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(written)  # `echo $TOKEN > token` leaves a newline; the header cannot carry it
+    path = user_kubeconfig(kube_server, tmp_path, {"tokenFile": str(token_file)})
+    assert namespaces(build_api_client(KubeTarget(str(path)), isolated_env(tmp_path))) == ["default"]
+
+
+def test_a_password_in_the_server_url_is_never_in_an_error(kube_server: FakeKubeApi, tmp_path: Path) -> None:
+    url = f"http://admin:{FAKE_TOKEN}@127.0.0.1:{free_port()}/?access_token={FAKE_TOKEN}"
+    path = user_kubeconfig(kube_server, tmp_path, {"token": "t"}, url=url)
+    api = build_api_client(KubeTarget(str(path)), isolated_env(tmp_path))
+    with pytest.raises(KubeUnreachable) as err:
+        list_custom_objects(
+            api, group="serving.knative.dev", version="v1", plural="services", namespace="flyte",
+            retry=RetryPolicy(attempts=1, base_delay=0.0),
+        )  # fmt: skip
+    assert FAKE_TOKEN not in str(err.value)
+    assert "***@127.0.0.1" in str(err.value)
+
+
+def test_an_exec_plugin_that_fails_stops_without_printing_its_output(
+    kube_server: FakeKubeApi, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    plugin = tmp_path / "plugin"
+    plugin.write_text(f"#!/bin/sh\necho 'refresh failed for token {FAKE_TOKEN}' >&2\nexit 1\n")
+    plugin.chmod(0o755)
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": str(plugin),
+            "interactiveMode": "Never",
+        }
+    }
+    path = user_kubeconfig(kube_server, tmp_path, user)
+    with pytest.raises(KubeConfigError, match="credential plugin failed") as err:
+        build_api_client(KubeTarget(str(path)), isolated_env(tmp_path))
+    printed = capfd.readouterr()
+    assert FAKE_TOKEN not in str(err.value) + printed.out + printed.err
+    assert kube_server.requests == ()
