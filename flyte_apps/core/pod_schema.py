@@ -5,7 +5,7 @@ fields Kubernetes accepts, such as ``restartPolicy``), then Kubernetes' own PodS
 ``tolerations``, volume sources...).
 
 Knative's CRD ships as product data beside this module (``knative-serving-v1-service-crd.yaml``,
-compared with ``../shared/schemas`` by ``tests/core/test_pod_schema.py``); reading package data is
+compared with ``tests/fixtures/schemas`` by ``tests/core/test_pod_schema.py``); reading package data is
 the one read this module does. The validators are built on first use by ``PodSpecSchemas`` and kept
 for one plan only: Kubernetes' definitions take a noticeable part of a second to load, and most
 stacks have no pod template at all.

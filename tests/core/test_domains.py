@@ -2,7 +2,7 @@
 ClusterDomainClaims, their URLs, and every config error, by key path and all at once.
 
 DomainMappings are validated against the CRD Knative Serving publishes
-(``../shared/schemas/knative-serving-v1beta1-domainmapping-crd.yaml``), made strict (unknown fields
+(``tests/fixtures/schemas/knative-serving-v1beta1-domainmapping-crd.yaml``), made strict (unknown fields
 rejected) with the product's own reading of structural schemas; without that file those tests skip and
 say why. No schema of ``ClusterDomainClaim`` is at hand (Knative installs it as an internal type): its
 shape is checked field by field.
@@ -24,9 +24,9 @@ from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import AppPlan, StackPlan, plan_stack
 from flyte_apps.core.pod_schema import strict_schema
 from flyte_apps.core.spec import decode_spec
-from tests.support.config import SHARED_DIR, minimal_config
+from tests.support.config import SCHEMAS_DIR, minimal_config
 
-DOMAIN_MAPPING_CRD: Final = SHARED_DIR / "schemas" / "knative-serving-v1beta1-domainmapping-crd.yaml"
+DOMAIN_MAPPING_CRD: Final = SCHEMAS_DIR / "knative-serving-v1beta1-domainmapping-crd.yaml"
 BASE_DOMAIN: Final = "apps.acme.dev"
 APP: Final = "flyte-apps:apps[0]"
 Validator = Any
@@ -34,8 +34,6 @@ Validator = Any
 
 @pytest.fixture(scope="module")
 def mapping_validator() -> Validator:
-    if not DOMAIN_MAPPING_CRD.is_file():
-        pytest.skip(f"Knative's DomainMapping CRD not found at {DOMAIN_MAPPING_CRD} (../shared is absent)")
     crd = yaml.safe_load(DOMAIN_MAPPING_CRD.read_text(encoding="utf-8"))
     assert crd["spec"]["names"]["kind"] == c.DOMAIN_MAPPING_KIND
     assert crd["spec"]["group"] == c.KNATIVE_GROUP

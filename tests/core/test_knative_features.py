@@ -22,9 +22,9 @@ from flyte_apps.core.knative_features import (
 )
 from flyte_apps.core.plan import StackPlan, plan_stack
 from flyte_apps.core.pod_schema import load_knative_crd, revision_spec_schema, service_schema
-from tests.support.config import KUBERNETES_VERSION, SHARED_DIR, minimal_config
+from tests.support.config import KUBERNETES_VERSION, SCHEMAS_DIR, minimal_config
 
-UPSTREAM_CRD: Final = SHARED_DIR / "schemas" / "knative-serving-v1-service-crd.yaml"
+UPSTREAM_CRD: Final = SCHEMAS_DIR / "knative-serving-v1-service-crd.yaml"
 NOTE: Final = re.compile(r"This is accessible behind a feature flag - (\S+)")
 FEATURES: Final = "config-features"
 GPU_APP: Final = {
@@ -63,8 +63,6 @@ def test_the_map_is_the_shipped_crds_feature_flag_notes() -> None:
 
 
 def test_the_map_is_knatives_published_crds_feature_flag_notes() -> None:
-    if not UPSTREAM_CRD.is_file():
-        pytest.skip(f"{UPSTREAM_CRD} is absent (the shared schemas are not shipped with the repository)")
     upstream = yaml.safe_load(UPSTREAM_CRD.read_text(encoding="utf-8"))
     assert {(gate.path, gate.flag) for gate in FEATURE_GATES} == crd_gates(upstream)
 

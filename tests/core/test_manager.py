@@ -19,11 +19,11 @@ from flyte_apps.core.knative_settings import KnativeConfig, build_knative_object
 from flyte_apps.core.manager.models import ManagerConfig, load_manager_config
 from flyte_apps.core.manager.objects import build_manager_objects, manager_urls
 from flyte_apps.core.objects import RenderedObject
-from tests.support.config import KUBERNETES_VERSION, REPO_ROOT, SHARED_DIR
+from tests.support.config import KUBERNETES_VERSION, REPO_ROOT, SCHEMAS_DIR
 from tests.support.manager import MANAGER_IMAGE as IMAGE
 from tests.support.manager import platform
 
-UPSTREAM_CRD = SHARED_DIR / "schemas" / "flyte.org_taskactions.yaml"
+UPSTREAM_CRD = SCHEMAS_DIR / "flyte.org_taskactions.yaml"
 LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/name": "flyte-manager"}
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"}
 CRUD = ("create", "delete", "get", "list", "patch", "update", "watch")
@@ -281,8 +281,6 @@ def test_crd_schema_rejects_an_invalid_task_action(spec: dict[str, Any], complai
 
 
 def test_crd_is_equivalent_to_flytes_published_crd() -> None:
-    if not UPSTREAM_CRD.is_file():
-        pytest.skip(f"{UPSTREAM_CRD} is absent (the shared schemas are not shipped with the repository)")
     upstream = yaml.safe_load(UPSTREAM_CRD.read_text(encoding="utf-8"))
     ours = crd()
     assert (ours["apiVersion"], ours["kind"]) == (upstream["apiVersion"], upstream["kind"])

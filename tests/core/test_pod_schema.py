@@ -19,15 +19,13 @@ from flyte_apps.core.pod_schema import (
     revision_spec_schema,
     service_schema,
 )
-from tests.support.config import KUBERNETES_VERSION, SHARED_DIR
+from tests.support.config import KUBERNETES_VERSION, SCHEMAS_DIR
 
-UPSTREAM_CRD: Final = SHARED_DIR / "schemas" / "knative-serving-v1-service-crd.yaml"
+UPSTREAM_CRD: Final = SCHEMAS_DIR / "knative-serving-v1-service-crd.yaml"
 APP: Final = {"name": "app", "image": "nginx:1.27"}
 
 
 def test_shipped_knative_crd_is_knatives_published_crd() -> None:
-    if not UPSTREAM_CRD.is_file():
-        pytest.skip(f"{UPSTREAM_CRD} is absent (the shared schemas are not shipped with the repository)")
     assert load_knative_crd() == yaml.safe_load(UPSTREAM_CRD.read_text(encoding="utf-8"))
 
 

@@ -6,8 +6,8 @@ or mistyped field fails here instead of at ``pulumi up``; their pod specs (pod t
 accelerators and shared memory included) also against Kubernetes' own PodSpec schema. Core objects
 (the namespace) are checked with ``kubernetes-validate`` in strict mode for a pinned Kubernetes version.
 
-The CRD read here is the one in ``../shared/schemas/`` (test data); without it the KService tests skip
-and say why. The strict reading of it is the product's own (``flyte_apps.core.pod_schema``), which
+The CRD read here is the one in ``tests/fixtures/schemas/`` (test data that ships with the repository).
+The strict reading of it is the product's own (``flyte_apps.core.pod_schema``), which
 the tests below show has teeth.
 """
 
@@ -27,9 +27,9 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.objects import Manifest
 from flyte_apps.core.plan import StackPlan, plan_stack
 from flyte_apps.core.pod_schema import service_schema, strict_schema
-from tests.support.config import KUBERNETES_VERSION, REPO_ROOT, SHARED_DIR
+from tests.support.config import KUBERNETES_VERSION, REPO_ROOT, SCHEMAS_DIR
 
-KNATIVE_SERVICE_CRD: Final = SHARED_DIR / "schemas" / "knative-serving-v1-service-crd.yaml"
+KNATIVE_SERVICE_CRD: Final = SCHEMAS_DIR / "knative-serving-v1-service-crd.yaml"
 
 Validator = Any
 """A jsonschema validator (the package ships no type information)."""
@@ -47,8 +47,6 @@ def load_crd_schema(path: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def kservice_validator() -> Validator:
-    if not KNATIVE_SERVICE_CRD.is_file():
-        pytest.skip(f"Knative Service CRD not found at {KNATIVE_SERVICE_CRD} (../shared/schemas is absent)")
     schema = strict_schema(load_crd_schema(KNATIVE_SERVICE_CRD))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)

@@ -1,4 +1,4 @@
-"""Where the repository and ``../shared`` are, a builder for small valid stack configs with the names
+"""Where the repository and its test schemas are, a builder for small valid stack configs with the names
 and the KService they render to, and a writer for stack files."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import yaml
 from flyte_apps.core.plan import plan_stack
 
 REPO_ROOT: Final = Path(__file__).resolve().parents[2]
-SHARED_DIR: Final = REPO_ROOT.parent / "shared"
+SCHEMAS_DIR: Final = REPO_ROOT / "tests" / "fixtures" / "schemas"
+"""Knative's and Flyte's published CRDs, as test data (tests/fixtures/schemas/README.md)."""
 
 MINIMAL_NAMESPACE: Final = "flyte"
 """The namespace of ``minimal_config``'s app (the platform default)."""

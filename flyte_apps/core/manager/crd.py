@@ -4,7 +4,7 @@ The manager watches TaskActions from startup and cannot work without this CRD. I
 data beside this module, ``taskactions.yaml``: Flyte's published CRD (flyteorg/flyte
 ``executor/config/crd/bases/flyte.org_taskactions.yaml``, commit 6fadb90d65, controller-gen v0.19.0,
 Apache-2.0), descriptions included so that ``kubectl explain taskactions`` reads as upstream's does.
-``tests/core/test_manager.py`` compares the two whenever ``../shared/schemas`` is present. Reading
+``tests/core/test_manager.py`` compares the two. Reading
 package data is the one read this core module does: the file is part of the code, not input.
 """
 
