@@ -23,6 +23,16 @@ from google.protobuf.message import DecodeError
 from flyte_apps.core import constants as c
 from flyte_apps.core.errors import FlyteAppsError
 from flyte_apps.core.naming import kservice_name, public_url
+from flyte_apps.core.shapes import (
+    annotations_of,
+    conditions_of,
+    labels_of,
+    mapping,
+    mappings,
+    metadata_of,
+    status_of,
+    text_of,
+)
 from flyte_apps.core.spec import decode_spec
 
 Status = app_pb.Status
@@ -63,9 +73,8 @@ class AppConversionError(FlyteAppsError):
 
 def app_id_of(ksvc: Mapping[str, Any]) -> app_pb.Identifier:
     """The app identity in ``flyte.org/app-id`` / ``flyte.org/app-org`` (reference (c)10.1-4)."""
-    metadata = ksvc.get("metadata") or {}
-    name = metadata.get("name", "")
-    annotations = metadata.get("annotations") or {}
+    name = text_of(metadata_of(ksvc).get("name"))
+    annotations = annotations_of(ksvc)
     value = annotations.get(c.ANNOTATION_APP_ID)
     if value is None:
         msg = f"KService {name} missing {c.ANNOTATION_APP_ID} annotation"
@@ -80,13 +89,11 @@ def app_id_of(ksvc: Mapping[str, Any]) -> app_pb.Identifier:
 
 def is_managed(ksvc: Mapping[str, Any]) -> bool:
     """Carries ``flyte.org/app-managed=true``: Flyte's List and Watch consider it an app."""
-    labels = (ksvc.get("metadata") or {}).get("labels") or {}
-    return bool(labels.get(c.LABEL_APP_MANAGED) == c.TRUE)
+    return labels_of(ksvc).get(c.LABEL_APP_MANAGED) == c.TRUE
 
 
 def is_stopped(ksvc: Mapping[str, Any]) -> bool:
-    labels = (ksvc.get("metadata") or {}).get("labels") or {}
-    return bool(labels.get(c.LABEL_APP_STOPPED) == c.TRUE)
+    return labels_of(ksvc).get(c.LABEL_APP_STOPPED) == c.TRUE
 
 
 def kservice_to_app(
@@ -106,9 +113,9 @@ def kservice_to_app(
     labelled cluster-local, or private by its spec (our ``cluster-local`` visibility).
     """
     ident = app_id_of(ksvc)
-    metadata = ksvc.get("metadata") or {}
-    labels = metadata.get("labels") or {}
-    annotations = metadata.get("annotations") or {}
+    metadata = metadata_of(ksvc)
+    labels = labels_of(ksvc)
+    annotations = annotations_of(ksvc)
     stopped = is_stopped(ksvc)
     app = app_pb.App()
     app.metadata.id.CopyFrom(ident)
@@ -123,9 +130,7 @@ def kservice_to_app(
         condition.message = STOPPED_MESSAGE
         condition.last_transition_time.FromDatetime(now)
     else:
-        status.conditions.extend(
-            knative_conditions((ksvc.get("status") or {}).get("conditions") or [], now=now)
-        )
+        status.conditions.extend(knative_conditions(conditions_of(ksvc), now=now))
     private = spec is not None and spec.ingress.private
     cluster_local = stopped or labels.get(c.LABEL_VISIBILITY) == c.VISIBILITY_CLUSTER_LOCAL
     if not private and not cluster_local:
@@ -138,7 +143,7 @@ def kservice_to_app(
         if url is not None:
             status.ingress.public_url = url
     status.current_replicas = current_replicas
-    status.k8s_metadata.namespace = metadata.get("namespace", "")
+    status.k8s_metadata.namespace = text_of(metadata.get("namespace"))
     created = parse_time(metadata.get("creationTimestamp"))
     if created is not None:
         status.created_at.FromDatetime(created)
@@ -175,30 +180,28 @@ def knative_conditions(conditions: Sequence[Mapping[str, Any]], *, now: datetime
 
 def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
     """The (d) pod table: ``(deployment_status, reason)`` of one replica pod."""
-    status = pod.get("status") or {}
-    phase = str(status.get("phase") or "")
-    statuses: list[Mapping[str, Any]] = list(status.get("containerStatuses") or [])
+    status = status_of(pod)
+    phase = text_of(status.get("phase"))
+    statuses = mappings(status.get("containerStatuses"))
     if phase == "Running":
         for container in statuses:
             if container.get("ready"):
                 continue
-            waiting = (container.get("state") or {}).get("waiting")
-            if waiting is not None:
-                return REPLICA_DEPLOYING, str(waiting.get("reason") or "")
+            waiting = mapping(container.get("state")).get("waiting")
+            if isinstance(waiting, Mapping):
+                return REPLICA_DEPLOYING, text_of(waiting.get("reason"))
             return REPLICA_DEPLOYING, REASON_CONTAINER_NOT_READY
         return REPLICA_ACTIVE, ""
     if phase == "Pending":
         for container in statuses:
-            waiting = (container.get("state") or {}).get("waiting")
-            if waiting is not None and waiting.get("reason"):
-                return REPLICA_PENDING, str(waiting["reason"])
+            waiting = mapping(mapping(container.get("state")).get("waiting"))
+            if text_of(waiting.get("reason")):
+                return REPLICA_PENDING, text_of(waiting.get("reason"))
         return REPLICA_PENDING, "Pending"
     if phase == "Failed":
-        reason = str(status.get("reason") or "")
+        reason = text_of(status.get("reason"))
         if not reason and statuses:
-            terminated = (statuses[0].get("state") or {}).get("terminated")
-            if terminated is not None:
-                reason = str(terminated.get("reason") or "")
+            reason = text_of(mapping(mapping(statuses[0].get("state")).get("terminated")).get("reason"))
         return REPLICA_FAILED, reason
     if phase == "Succeeded":
         return REPLICA_STOPPED, REASON_POD_COMPLETED
@@ -210,7 +213,7 @@ def pod_to_replica(pod: Mapping[str, Any], app_id: app_pb.Identifier) -> replica
     deployment_status, reason = pod_replica_status(pod)
     replica = replica_pb.Replica()
     replica.metadata.id.app_id.CopyFrom(app_id)
-    replica.metadata.id.name = str((pod.get("metadata") or {}).get("name") or "")
+    replica.metadata.id.name = text_of(metadata_of(pod).get("name"))
     replica.status.deployment_status = deployment_status
     replica.status.reason = reason
     return replica
@@ -223,7 +226,7 @@ def replica_pods(
     revision's once one is ready (old-revision pods of a rollout are left out)."""
     selected = []
     for pod in pods:
-        labels = (pod.get("metadata") or {}).get("labels") or {}
+        labels = labels_of(pod)
         if labels.get(c.LABEL_KNATIVE_SERVICE) != kservice:
             continue
         if latest_ready_revision and labels.get(c.LABEL_KNATIVE_REVISION) != latest_ready_revision:
@@ -233,7 +236,7 @@ def replica_pods(
 
 
 def latest_ready_revision(ksvc: Mapping[str, Any]) -> str | None:
-    return str((ksvc.get("status") or {}).get("latestReadyRevisionName") or "") or None
+    return text_of(status_of(ksvc).get("latestReadyRevisionName")) or None
 
 
 # --- what the commands show ----------------------------------------------------------------------
@@ -308,7 +311,7 @@ def find_drift(
     stopped app, so in-cluster traffic can scale it up again (upstream (j)12).
     """
     found: list[Drift] = []
-    annotations = (ksvc.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(ksvc)
     stopped = is_stopped(ksvc)
     live_sha = annotations.get(c.ANNOTATION_SPEC_SHA)
     if expected_sha is not None and live_sha != expected_sha:

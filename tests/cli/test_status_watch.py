@@ -385,3 +385,27 @@ def test_watch_that_cannot_list_kservices_prints_only_the_error(
     assert result.stderr.splitlines() == [
         "error: Knative Serving is not installed in this cluster (no services.serving.knative.dev)"
     ]
+
+
+GARBAGE_SHAPES = {
+    "conditions-a-string": {"status": {"conditions": "broken"}},
+    "conditions-a-map": {"status": {"conditions": {"type": "Ready"}}},
+    "conditions-of-strings": {"status": {"conditions": ["Ready", "True"]}},
+    "status-a-list": {"status": ["Ready"]},
+    "annotations-a-list": {"metadata": {"annotations": ["flyte.org/app-id"]}},
+    "replicas-a-string": {"status": {"actualReplicas": "many"}},
+}
+
+
+@pytest.mark.parametrize("shape", list(GARBAGE_SHAPES.values()), ids=list(GARBAGE_SHAPES))
+@pytest.mark.parametrize("command", [["status"], ["watch", "--max-events", "1", "--timeout", "3"]], ids=str)
+def test_objects_of_any_shape_never_crash_status_or_watch(
+    kube_server: FakeKubeApi, shape: dict[str, Any], command: list[str]
+) -> None:
+    manifest = minimal_kservice()
+    for part, value in shape.items():
+        manifest[part] = {**manifest.get(part, {}), **value} if isinstance(value, dict) else value
+    kube_server.create(KSERVICES, manifest, NS)
+    result = run(*command, *cluster(kube_server))
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "Traceback" not in result.output
