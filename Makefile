@@ -73,7 +73,7 @@ bench: setup
 
 # The real engine (tests/e2e/README.md). e2e-tools builds the Pulumi CLI, pulumi-resource-kubernetes,
 # etcd, kube-apiserver, kube-controller-manager, kubectl and Knative Serving from Go modules into
-# ~/.cache/flyte-apps-e2e (FLYTE_APPS_E2E_CACHE), keyed by tests/e2e/versions.toml: 30 to 60 minutes
+# ~/.cache/flyte-apps-e2e (FLYTE_APPS_E2E_CACHE), keyed by tests/e2e/versions.toml: about 30 minutes
 # on 2 cores the first time, seconds after. e2e runs the scenarios (about 3 minutes warm); neither is
 # part of `make test`.
 e2e-tools: setup

@@ -29,7 +29,7 @@ from bench.report import Row, compared, count, seconds
 from bench.stacks import stack_config
 from flyte_apps.core.plan import plan_stack
 from tests.e2e import build, cluster
-from tests.e2e.run import pulumi_environment
+from tests.e2e.run import install_kubernetes_plugin, link_project, pulumi_environment
 
 TITLE: Final = "engine"
 APPS: Final = 100
@@ -122,27 +122,9 @@ def config_for(round_: int, namespace_prefix: str) -> dict[str, Any]:
 
 
 def prepare(workdir: Path, plane: cluster.ControlPlane, tools: Any, env: dict[str, str]) -> tuple[Side, Side]:
-    provider = tools["kubernetes-provider"]
-    subprocess.run(
-        [
-            str(tools["pulumi"].binary("pulumi")),
-            "plugin",
-            "install",
-            "resource",
-            "kubernetes",
-            f"v{provider.tool.plugin_version}",
-            "--file",
-            str(provider.binary("pulumi-resource-kubernetes")),
-        ],
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=COMMAND_TIMEOUT_S,
-    )
+    install_kubernetes_plugin(tools, env)
     ours_dir = workdir / "ours"
-    ours_dir.mkdir()
-    for name in ("Pulumi.yaml", "__main__.py", "components", "flyte_apps", ".venv"):
-        (ours_dir / name).symlink_to(REPO_ROOT / name)
+    link_project(ours_dir)
     floor_dir = workdir / "floor"
     floor_dir.mkdir()
     runtime = {"name": "python", "options": {"toolchain": "pip", "virtualenv": str(REPO_ROOT / ".venv")}}

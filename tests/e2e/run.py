@@ -588,30 +588,32 @@ def pulumi_environment(work: Path, tools: Mapping[str, build.Built]) -> dict[str
     )
 
 
-def prepare_project(suite: Suite) -> None:
-    """A project directory of its own (the stack files Pulumi writes stay out of the checkout), made of
-    links to this repository's Pulumi.yaml, program and virtualenv; the kubernetes plugin installed
-    from the built binary under its own version."""
-    suite.project.mkdir(parents=True)
+def link_project(directory: Path) -> None:
+    """A project directory of its own (the stack files Pulumi writes stay out of the checkout), made
+    of links to this repository's Pulumi.yaml, program and virtualenv."""
+    directory.mkdir(parents=True)
     for name in PROJECT_FILES:
-        (suite.project / name).symlink_to(REPO / name)
+        (directory / name).symlink_to(REPO / name)
+
+
+def install_kubernetes_plugin(tools: Mapping[str, build.Built], env: Mapping[str, str]) -> None:
+    """The built pulumi-resource-kubernetes, installed under the version it was built as."""
+    provider = tools["kubernetes-provider"]
+    argv = [str(tools["pulumi"].binary("pulumi")), "plugin", "install", "resource", KUBERNETES_PLUGIN]
+    argv += [f"v{provider.tool.plugin_version}", "--file", str(provider.binary("pulumi-resource-kubernetes"))]
+    done = subprocess.run(
+        argv, env=dict(env), capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        raise build.ToolError(f"pulumi plugin install failed: {(done.stdout + done.stderr).strip()[-2000:]}")
+
+
+def prepare_project(suite: Suite) -> None:
+    """The project directory, the Pulumi home, backend and HOME, the kubernetes plugin."""
+    link_project(suite.project)
     for name in ("home", "pulumi-home", "state"):
         (suite.work / name).mkdir()
-    provider = suite.tools["kubernetes-provider"]
-    version = provider.tool.plugin_version
-    suite.run(
-        [
-            str(suite.tools["pulumi"].binary("pulumi")),
-            "plugin",
-            "install",
-            "resource",
-            KUBERNETES_PLUGIN,
-            f"v{version}",
-            "--file",
-            str(provider.binary("pulumi-resource-kubernetes")),
-        ],
-        timeout=CLI_TIMEOUT_S,
-    )
+    install_kubernetes_plugin(suite.tools, suite.env)
 
 
 def policy_pack_inputs() -> str:
