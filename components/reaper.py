@@ -22,8 +22,10 @@ Which cluster, in the SDK's real provider host (``python -m pulumi.dynamic``, a 
 - A relative ``kubernetes:kubeconfig`` is resolved by the program, in its working directory: the
   engine runs the program in the project's directory, and starts pulumi-kubernetes there too, which
   reads the same relative path from it. The ConfigureRequest carries no directory, and the host does
-  not implement the provider handshake that would; its own working directory is used only for
-  state written before the ``cluster`` input existed.
+  not implement the provider handshake that would. Without a ``cluster`` input (state from before it
+  existed) only what ``configure`` received names the cluster; with neither, the reaper refuses.
+  A secret ``cluster`` input (the stack keeps its kubeconfig setting secret) is read through its
+  wrapping.
 - A failure reaches the engine as one line: the host sends ``traceback.format_exc()`` as the gRPC
   details, so the error is re-raised as one :class:`RevisionReaperError` line with the host's
   traceback limit at 0 (only inside that host).
@@ -159,16 +161,30 @@ class RevisionReaperProvider(ResourceProvider):
     def _target(self, declared: object) -> KubeTarget:
         """The stack's cluster: what the program recorded wins over what ``configure`` received,
         which may be nothing (an engine that passed the config only in ``variables``)."""
+        from pulumi.runtime.rpc import unwrap_rpc_secret
+
         from flyte_apps.kube.target import KubeTarget
 
         configured = self._stack_target
+        # A stack that keeps its kubeconfig setting secret makes the whole input a secret, which the
+        # SDK's host hands over wrapped: read through the wrapping, never past it to KUBECONFIG.
+        declared = unwrap_rpc_secret(declared)
         if not isinstance(declared, Mapping):
-            return configured or KubeTarget()  # state written before the ``cluster`` input
-        context = str(declared.get(CLUSTER_CONTEXT) or "") or None
-        path = str(declared.get(CLUSTER_KUBECONFIG) or "")
+            # No record of the stack's cluster (state from before the input existed): only what
+            # ``configure`` was given says which cluster the stack names.
+            if configured is not None and (configured.kubeconfig or configured.context):
+                return configured
+            msg = (
+                "cannot tell which cluster the stack names (no record of it in this reaper's inputs, "
+                "none handed to the dynamic-provider host); not falling back to KUBECONFIG, which may "
+                "name another cluster. Run pulumi up again with this version, which records it"
+            )
+            raise RevisionReaperError(msg)
+        context = str(unwrap_rpc_secret(declared.get(CLUSTER_CONTEXT)) or "") or None
+        path = str(unwrap_rpc_secret(declared.get(CLUSTER_KUBECONFIG)) or "")
         if path:
             return KubeTarget(kubeconfig=path, context=context)
-        if not declared.get(CLUSTER_INLINE):
+        if not unwrap_rpc_secret(declared.get(CLUSTER_INLINE)):
             # The stack names no kubeconfig: KUBECONFIG, ~/.kube/config, in-cluster, as pulumi-kubernetes.
             return KubeTarget(kubeconfig=None, context=context)
         if configured is not None and configured.kubeconfig and configured.kubeconfig_is_content:

@@ -143,3 +143,49 @@ def test_provider_fails_clearly_when_knative_never_settles(kube_server: FakeKube
     kube_server.reconcile_kservice(NAMESPACE, KSVC, ready=False)
     with pytest.raises(Exception, match=r"timed out after 0\.5s waiting for Knative"):
         configured_provider(kube_server.kubeconfig_path).create(props(timeout=0.5))
+
+
+# --- only the stack's cluster (hostile input round 3, item 3) --------------------------------------
+
+
+@pytest.fixture
+def decoy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Another cluster as the ambient KUBECONFIG: it must receive no request."""
+    server = FakeKubeApi()
+    server.start()
+    try:
+        monkeypatch.setenv("KUBECONFIG", str(server.write_kubeconfig(tmp_path / "decoy-kubeconfig")))
+        monkeypatch.setenv("HOME", str(tmp_path))
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_secret_cluster_input_is_read_through_not_past(
+    kube_server: FakeKubeApi, decoy: FakeKubeApi
+) -> None:
+    from pulumi.runtime.rpc import wrap_rpc_secret
+
+    from components.reaper import stack_cluster
+
+    assert kube_server.kubeconfig_path is not None
+    cluster = stack_cluster(str(kube_server.kubeconfig_path), None, kube_server.kubeconfig_path.parent)
+    result = RevisionReaperProvider().create({**props(), "cluster": wrap_rpc_secret(cluster)})
+    assert result.outs is not None and result.outs["deleted_revisions"] == []
+    assert kube_server.requests
+    assert decoy.requests == ()
+
+
+def test_no_record_of_the_cluster_is_refused_not_the_ambient_cluster(decoy: FakeKubeApi) -> None:
+    with pytest.raises(Exception, match="cannot tell which cluster the stack names"):
+        RevisionReaperProvider().create(props())
+    assert decoy.requests == ()
+
+
+def test_no_record_but_a_configured_cluster_uses_that_one(
+    kube_server: FakeKubeApi, decoy: FakeKubeApi
+) -> None:
+    assert kube_server.kubeconfig_path is not None
+    configured_provider(kube_server.kubeconfig_path).create(props())
+    assert kube_server.requests
+    assert decoy.requests == ()
