@@ -412,6 +412,30 @@ def scenario_stop_start(suite: Suite) -> str:
     return f"stop kept {stop_revision}, deleted {first}; start made {kservice}-00003"
 
 
+def scenario_secret_kubeconfig(suite: Suite) -> str:
+    """A stack whose kubeconfig setting is a secret: pulumi-kubernetes and the RevisionReaper (in the
+    engine's dynamic-provider host, where the input arrives secret-wrapped) reach this cluster, and
+    the environment names none, so any fall-back would fail."""
+    stack = "secret"
+    suite.write_stack(stack, STACKS / "secret-kubeconfig.yaml", kubeconfig=False)
+    suite.pulumi("stack", "init", stack=stack)
+    suite.pulumi(
+        "config", "set", "--secret", "kubernetes:kubeconfig", str(suite.plane.kubeconfig), stack=stack
+    )
+    check("secure:" in suite.stack_file(stack).read_text(), "the kubeconfig setting is not stored encrypted")
+    suite.pulumi("up", "--yes", stack=stack)
+    reapers = [r for r in suite.state_resources(stack) if r["type"].endswith("RevisionReaper")]
+    check(len(reapers) == 1, f"expected one reaper, got {len(reapers)}")
+    outputs = reapers[0].get("outputs", {})
+    check(outputs.get("stop_revision") == "paused-e2e-development-00001", f"the reaper's outputs: {outputs}")
+    check(
+        str(suite.plane.kubeconfig) not in json.dumps(reapers[0].get("inputs", {})),
+        "the path is in plain text",
+    )
+    suite.pulumi("destroy", "--yes", stack=stack)
+    return "the reaper reached the cluster through the secret input"
+
+
 def scenario_operate(suite: Suite) -> str:
     """`flyte-apps status`, `watch` and `logs` against the real API server say what is true."""
     common = ["--project-dir", str(suite.project), "--stack", MAIN_STACK]
@@ -558,6 +582,7 @@ SCENARIOS: Final[tuple[tuple[str, Callable[[Suite], str]], ...]] = (
     ("image-change", scenario_image_change),
     ("refresh", scenario_refresh),
     ("stop-start", scenario_stop_start),
+    ("secret-kubeconfig", scenario_secret_kubeconfig),
     ("operate", scenario_operate),
     ("adopt", scenario_adopt),
     ("destroy", scenario_destroy),
