@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, overload
 
+from flyte_apps.core.bounds import size_text
 from flyte_apps.core.durations import NANOS_PER_SECOND
 
 _SECONDS_PER_DAY: Final = 86_400
@@ -176,14 +177,30 @@ def split_lines(text: str) -> list[str]:
     return buffer.feed(text.encode()) + buffer.finish()
 
 
+MAX_LINE_BYTES: Final = 2**20
+"""Bytes of one log line kept; the rest of a longer line is dropped (a stream with no newline must
+not fill memory) and the kept part ends with :func:`cut_marker`."""
+
+
+def cut_marker(max_line: int) -> str:
+    """What ends a log line cut at ``max_line`` bytes: `` [flyte-apps: line cut at 1.0 MiB]``."""
+    return f" [flyte-apps: line cut at {size_text(max_line)}]"
+
+
 class LineBuffer:
     """Cuts a byte stream into lines as it arrives; multi-byte characters may span chunks.
 
-    Bytes that are not UTF-8 become U+FFFD rather than failing the stream: a log is for reading.
+    Bytes that are not UTF-8 become U+FFFD rather than failing the stream: a log is for reading. A
+    line longer than ``max_line`` bytes is cut: its first ``max_line`` bytes come as a line ending in
+    :func:`cut_marker` as soon as they have arrived, and the rest up to its newline is dropped.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
         self._pending = bytearray()
+        self._max = max_line
+        self._marker = cut_marker(max_line).encode()
+        self._skipping = False
+        """The line being read was cut: drop its bytes up to the next newline."""
 
     def feed(self, chunk: bytes) -> list[str]:
         """Every line completed by ``chunk``, oldest first."""
@@ -194,10 +211,16 @@ class LineBuffer:
         """The lines completed by ``chunk`` as one text, joined by ``\\n`` (None if it completes none):
         what :meth:`feed` returns, without a string per line. Decoded and trimmed as a whole, which is
         the same as line by line: a ``\\n`` byte ends any UTF-8 sequence left open before it."""
+        if self._skipping:
+            start = chunk.find(b"\n")
+            if start < 0:
+                return None
+            self._skipping = False
+            chunk = chunk[start + 1 :]
         end = chunk.rfind(b"\n")
         if end < 0:
             self._pending.extend(chunk)
-            return None
+            return self._cut_pending()
         if self._pending:
             self._pending.extend(memoryview(chunk)[:end])
             complete = bytes(self._pending)
@@ -205,7 +228,23 @@ class LineBuffer:
         else:
             complete = chunk[:end]
         self._pending.extend(memoryview(chunk)[end + 1 :])
-        return _trimmed(complete.decode("utf-8", "replace"))
+        if len(complete) > self._max:
+            complete = b"\n".join(self._cut(line) for line in complete.split(b"\n"))
+        text = _trimmed(complete.decode("utf-8", "replace"))
+        cut = self._cut_pending()
+        return text if cut is None else f"{text}\n{cut}"
+
+    def _cut(self, line: bytes) -> bytes:
+        return line if len(line) <= self._max else line[: self._max] + self._marker
+
+    def _cut_pending(self) -> str | None:
+        """The unfinished line, cut, once it is longer than the bound (then its rest is skipped)."""
+        if len(self._pending) <= self._max:
+            return None
+        line = self._cut(bytes(self._pending)).decode("utf-8", "replace")
+        self._pending.clear()
+        self._skipping = True
+        return line
 
     def finish(self) -> list[str]:
         """At a clean end of stream: the last line if it had no newline (upstream keeps it)."""
@@ -214,6 +253,7 @@ class LineBuffer:
 
     def finish_text(self) -> str | None:
         """:meth:`finish`'s line, or None."""
+        self._skipping = False
         if not self._pending:
             return None
         last = trim_line(self._pending.decode("utf-8", "replace"))
@@ -223,6 +263,7 @@ class LineBuffer:
     def discard(self) -> None:
         """After a broken stream: forget a partial line; the resumed stream sends it whole."""
         self._pending.clear()
+        self._skipping = False
 
 
 def _trimmed(text: str) -> str:

@@ -5,6 +5,7 @@ imports the pure ``flyte_apps.core`` for every rule, and nothing above it. One j
 
 - ``errors``: the ``KubeError`` family, phrased for the person running the tool;
 - ``target``: which cluster (pulumi-kubernetes' lookup order) and a fresh ``ApiClient`` for it;
+- ``bounded``: that client, reading every answer within a size bound and its request's timeout;
 - ``retry``: ``RetryPolicy`` and ``call``, the only retry layer, rewriting API errors;
 - ``api``: typed reads, lists (paged) and deletes of custom objects and pods;
 - ``replicas``: which pods are an app's replicas (Flyte's ``GetReplicas``), for status and logs;

@@ -4,7 +4,8 @@ Each helper is one ``kubernetes`` API method behind :func:`~flyte_apps.kube.retr
 errors naming the object), with a per-request timeout so a hung API server cannot hang
 ``pulumi up``, and with lists that follow ``continue`` tokens page by page. Deletes treat 404 as
 done, so deleting twice is not an error. Every answer is checked at the edge: an object that is not
-a JSON object, a list page without a list of objects, or a ``continue`` token that repeats is a
+a JSON object, a list page without a list of objects, a ``continue`` token that repeats or a list
+longer than :data:`MAX_LIST_PAGES` pages is a
 :class:`~flyte_apps.kube.errors.KubeBadResponse` naming the call.
 """
 
@@ -34,6 +35,9 @@ DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 """Seconds one HTTP request may take; a hung API server must not hang ``pulumi up``."""
 DEFAULT_PAGE_SIZE: Final = 500
 """List page size; bounds memory and server load in namespaces with many pods."""
+MAX_LIST_PAGES: Final = 200
+"""Pages one list may take (100,000 objects at :data:`DEFAULT_PAGE_SIZE`): a server that hands out a
+new ``continue`` token on every page must not keep a command listing forever."""
 
 
 def custom_resource(group: str, plural: str) -> str:
@@ -136,15 +140,19 @@ def follow_pages(
     fetch: Callable[[str | None], tuple[list[T], str | None]], op: KubeOperation, host: str
 ) -> Iterator[T]:
     """Every item of a paged LIST: ``fetch(token)`` answers one page and the next ``continue`` token;
-    a token that repeats is :class:`KubeBadResponse` (:func:`check_token`), never an endless loop."""
+    a token that repeats, or more than :data:`MAX_LIST_PAGES` pages, is :class:`KubeBadResponse`
+    (:func:`check_token`), never an endless loop."""
     token: str | None = None
     seen: set[str] = set()
-    while True:
+    for _ in range(MAX_LIST_PAGES):
         items, token = fetch(token)
         yield from items
         token = check_token(seen, token, op, host)
         if token is None:
             return
+    raise bad_response(
+        op, host, f"the list did not end within {MAX_LIST_PAGES} pages (a new continue token on every page)"
+    )
 
 
 def list_custom_objects(

@@ -44,6 +44,7 @@ from flyte_apps.kube.api import (
     list_page,
     list_pods,
 )
+from flyte_apps.kube.bounded import read_body
 from flyte_apps.kube.errors import KubeError, KubeForbidden, KubeNotFound
 from flyte_apps.kube.replicas import find_replicas
 from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, bad_response, call, describe
@@ -354,25 +355,23 @@ def _listed_pod_dicts(
     op = KubeOperation("list", "pods", namespace)
     host = str(api.configuration.host)
 
-    def fetch(token: str | None) -> tuple[list[dict[str, Any]], str | None]:
-        response: Any = call(
-            method,
+    def request(token: str | None, _request_timeout: float) -> bytes:
+        response: Any = method(
             namespace,
             label_selector=selector,
             limit=page_size,
             _continue=token,
             _preload_content=False,
-            _request_timeout=request_timeout,
-            op=op,
-            retry=retry,
-            host=host,
+            _request_timeout=_request_timeout,
         )
+        return read_body(response, seconds=_request_timeout)
+
+    def fetch(token: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        body = call(request, token, _request_timeout=request_timeout, op=op, retry=retry, host=host)
         try:
-            page = json.loads(response.data)
+            page = json.loads(body)
         except ValueError as exc:
-            raise bad_response(
-                op, host, f"not JSON ({bounded(str(exc))}): {describe(response.data)}"
-            ) from exc
+            raise bad_response(op, host, f"not JSON ({bounded(str(exc))}): {describe(body)}") from exc
         items, next_token, _ = list_page(page, op, host)
         return items, next_token
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import re
 import threading
 import time
 from collections import deque
@@ -44,6 +43,7 @@ from flyte_apps.core.config.models import AppId
 from flyte_apps.core.logparse import LineBuffer, LogLine, LogTime, ResumeCursor, parse_line, parse_lines
 from flyte_apps.core.naming import kservice_name
 from flyte_apps.kube.api import DEFAULT_REQUEST_TIMEOUT, get_pod
+from flyte_apps.kube.bounded import READ_SIZE
 from flyte_apps.kube.errors import KubeError, KubeNotFound, KubeUnreachable
 from flyte_apps.kube.replicas import Replicas, find_replicas
 from flyte_apps.kube.retry import (
@@ -67,19 +67,11 @@ TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 _LOG_PATH: Final = "/api/v1/namespaces/{namespace}/pods/{name}/log"
 _NOT_A_LOG: Final = frozenset({"text/html", "application/xhtml+xml"})
+"""Content types of a page (a proxy's login form), never of the API server's log stream."""
 _LOG_ACCEPT: Final = "application/json, */*"
 """What kubectl sends for logs. The API server negotiates every answer against the media types it
 serializes (JSON, YAML, protobuf): ``Accept: text/plain`` alone gets 406 for every pod log, the log
 itself included (kube-apiserver 1.34, found by the e2e suite); the log still comes as text/plain."""
-"""Content types of a page (a proxy's login form), never of the API server's log stream."""
-_READ_SIZE: Final = 64 * 1024
-"""Bytes asked of the socket at once: a read returns as soon as any have arrived."""
-_MAX_CHUNK_LINE: Final = 2**16
-"""urllib3's ``_MAX_CHUNK_LINE_LENGTH``: longest chunk-size or trailer line accepted."""
-_CHUNK_SIZE: Final = re.compile(rb"([0-9a-fA-F]{1,8})\r\n")
-"""A chunk-size line as the API server writes it (no extension); anything else takes the slow path."""
-_CHUNK_END: Final = 2
-"""The CRLF after a chunk's data (skipped unread, as urllib3 does)."""
 _PENDING_LINES: Final = 20_000
 """Lines buffered between the reader threads and a slow consumer before readers wait."""
 _PUT_SLICE: Final = 0.1
@@ -366,173 +358,9 @@ def _open_log(
 
 
 def _chunks(response: Any) -> Iterator[bytes]:
-    """The body as it arrives: the data of every HTTP chunk complete so far, as soon as a read of the
-    socket brings any (:class:`_Unchunker`), or ``read1`` pieces of a body that is not chunked."""
-    if response.chunked:
-        fp = _socket_file(response)
-        yield from response.read_chunked() if fp is None else _Unchunker(response, fp).chunks()
-        return
-    while chunk := response.read1(_READ_SIZE):
-        yield chunk
-
-
-def _socket_file(response: Any) -> Any | None:
-    """The buffered socket file under a urllib3 2 response that nothing has read from yet, or None
-    (then urllib3's own ``read_chunked`` reads it)."""
-    fp = getattr(getattr(response, "_fp", None), "fp", None)
-    if fp is None or not hasattr(fp, "read1") or getattr(response, "chunk_left", 0) is not None:
-        return None
-    if not hasattr(response, "_error_catcher") or not hasattr(response, "_original_response"):
-        return None
-    return fp
-
-
-class _Unchunker:
-    """urllib3's ``read_chunked()`` (no decoding, as we call it), reading many chunks at once.
-
-    The API server may send every log line as its own HTTP chunk, and ``read_chunked`` costs a
-    readline, two reads and a few calls per chunk. This reads whatever the socket has (up to
-    :data:`_READ_SIZE`) and hands over the data of every chunk completed so far in one piece: the
-    same bytes, whole chunks only, and as soon as a read brings any, so a lone line is not held
-    back. Every error is ``read_chunked``'s, with the same message, at the same place of the stream:
-    a chunk-size line that is too long, not a number, or missing (``Response ended prematurely``),
-    a chunk cut short (``IncompleteRead``), and socket errors and timeouts, which pass through
-    urllib3's own error catcher (``Connection broken: ...``, ``Read timed out.``)."""
-
-    def __init__(self, response: Any, fp: Any) -> None:
-        self._response = response
-        self._fp = fp
-        self._buffer = b""
-        self._pos = 0
-        self._eof = False
-        self._parts: list[bytes] = []
-        """Data of complete chunks not handed over yet."""
-
-    def chunks(self) -> Iterator[bytes]:
-        """The data, in pieces of whole chunks, until the last chunk and the trailers are read."""
-        with self._response._error_catcher():
-            size: int | None = None  # of the chunk whose size line was read and data not yet
-            while True:
-                if size is None:
-                    self._complete_chunks()
-                    if self._parts:
-                        yield self._take()
-                    size = self._size_line()
-                    if size is None:
-                        self._more()
-                        continue
-                    if size == 0:
-                        self._trailers()
-                        return
-                    if size < 0:
-                        self._rest(size)
-                if not self._chunk(size):
-                    self._more()
-                    continue
-                size = None
-
-    def _take(self) -> bytes:
-        parts, self._parts = self._parts, []
-        return parts[0] if len(parts) == 1 else b"".join(parts)
-
-    def _complete_chunks(self) -> None:
-        """The chunks complete in the buffer whose size line is the API server's plain hex (the fast
-        path; anything else stops it, and :meth:`_size_line` reads it as urllib3 does)."""
-        buffer, pos = self._buffer, self._pos
-        end_of_buffer = len(buffer)
-        append = self._parts.append
-        match = _CHUNK_SIZE.match
-        while (size := match(buffer, pos)) is not None:
-            start = size.end()
-            end = start + int(size[1], 16)
-            if end == start or end + _CHUNK_END > end_of_buffer:
-                break
-            append(buffer[start:end])
-            pos = end + _CHUNK_END
-        self._pos = pos
-
-    def _more(self) -> None:
-        """Read what the socket has (waiting for at least a byte), or note the end of the stream."""
-        data = self._fp.read1(_READ_SIZE)
-        if data:
-            self._buffer = self._buffer[self._pos :] + data
-            self._pos = 0
-        else:
-            self._eof = True
-
-    def _line(self) -> bytes | None:
-        """What ``fp.readline(_MAX_CHUNK_LINE + 1)`` would return (consumed), or None when more bytes
-        are needed to know."""
-        buffer, pos = self._buffer, self._pos
-        newline = buffer.find(b"\n", pos, pos + _MAX_CHUNK_LINE + 1)
-        if newline >= 0:
-            end = newline + 1
-        elif len(buffer) - pos > _MAX_CHUNK_LINE or self._eof:
-            end = min(len(buffer), pos + _MAX_CHUNK_LINE + 1)
-        else:
-            return None
-        self._pos = end
-        return buffer[pos:end]
-
-    def _size_line(self) -> int | None:
-        """The next chunk's size as urllib3's ``_update_chunk_length`` reads it, or None when more
-        bytes are needed."""
-        line = self._line()
-        if line is None:
-            return None
-        if len(line) > _MAX_CHUNK_LINE:
-            self._response.close()
-            msg = "Response chunk size line exceeded maximum allowed length"
-            raise urllib3.exceptions.ProtocolError(msg) from None
-        digits = line.split(b";", 1)[0]
-        try:
-            return int(digits, 16)
-        except ValueError:
-            self._response.close()
-            if digits:
-                raise urllib3.exceptions.InvalidChunkLength(self._response, digits) from None
-            msg = "Response ended prematurely"
-            raise urllib3.exceptions.ProtocolError(msg) from None
-
-    def _chunk(self, size: int) -> bool:
-        """Take a chunk's data and its CRLF if they are all there; False when more bytes are needed.
-        At the end of the stream, ``http.client``'s ``_safe_read`` error for what is missing."""
-        start = self._pos
-        available = len(self._buffer) - start
-        if available >= size + _CHUNK_END:
-            self._parts.append(self._buffer[start : start + size])
-            self._pos = start + size + _CHUNK_END
-            return True
-        if not self._eof:
-            return False
-        if available < size:
-            raise http.client.IncompleteRead(self._buffer[start:], size - available)
-        raise http.client.IncompleteRead(self._buffer[start + size :], _CHUNK_END - (available - size))
-
-    def _rest(self, size: int) -> None:
-        """A negative chunk size: urllib3 then reads ``size`` bytes, which is everything left for -1
-        (then the CRLF is missing: an ``IncompleteRead``, the data never handed over) and a
-        ``ValueError`` below -1."""
-        self._fp.read(size)
-        self._pos = len(self._buffer)
-        nothing = b""
-        raise http.client.IncompleteRead(nothing, _CHUNK_END)
-
-    def _trailers(self) -> None:
-        """After the last chunk: lines up to an empty one or the end, then the response is closed."""
-        while True:
-            line = self._line()
-            if line is None:
-                self._more()
-                continue
-            if len(line) > _MAX_CHUNK_LINE:
-                msg = "Response chunk trailer line exceeded maximum allowed length"
-                raise urllib3.exceptions.ProtocolError(msg)
-            if not line or line == b"\r\n":
-                break
-        original = self._response._original_response
-        if original:
-            original.close()
+    """The body as it arrives, in pieces of at most :data:`~flyte_apps.kube.bounded.READ_SIZE` bytes
+    (urllib3's ``stream``: an HTTP chunk at a time, never a whole chunk the server says is huge)."""
+    return cast(Iterator[bytes], response.stream(READ_SIZE))
 
 
 def _refresh(api: k8s.ApiClient, *, namespace: str, name: str, options: LogOptions) -> Any | None:

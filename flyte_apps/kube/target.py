@@ -3,7 +3,8 @@
 The CLI and the reaper must reach the *same* cluster ``pulumi up`` does, so the lookup order is
 pulumi-kubernetes' (explicit kubeconfig, the stack's ``kubernetes:kubeconfig``/``kubernetes:context``,
 ``KUBECONFIG``, ``~/.kube/config``, the in-cluster service account). Every ``ApiClient`` gets its
-own configuration without urllib3 retries: :mod:`flyte_apps.kube.retry` is the only retry layer.
+own configuration without urllib3 retries (:mod:`flyte_apps.kube.retry` is the only retry layer)
+and reads every answer within bounds (:mod:`flyte_apps.kube.bounded`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
 from flyte_apps.core.kubeconfig import is_kubeconfig_path
+from flyte_apps.kube.bounded import BoundedApiClient
 from flyte_apps.kube.errors import KubeConfigError
 
 DEFAULT_KUBECONFIG: Final = Path(".kube") / "config"
@@ -131,7 +133,7 @@ def build_api_client(
             tried.append(f"the in-cluster service account ({exc})")
             msg = "no Kubernetes configuration found; tried " + "; ".join(tried)
             raise KubeConfigError(msg) from exc
-        return k8s.ApiClient(configuration)
+        return BoundedApiClient(configuration)
     loaded: dict[str, Any] | None = None
     path: Path | None = None
     if resolved.kubeconfig_is_content:
@@ -151,19 +153,19 @@ def build_api_client(
         path = Path(resolved.kubeconfig).expanduser()
         source = f"kubeconfig file {path}"
     # The loaders are untyped in the ``kubernetes`` package; their contract is documented.
-    from_dict = cast(Callable[..., k8s.ApiClient], k8s_config.new_client_from_config_dict)
-    from_file = cast(Callable[..., k8s.ApiClient], k8s_config.new_client_from_config)
+    from_dict = cast(Callable[..., None], k8s_config.load_kube_config_from_dict)
+    from_file = cast(Callable[..., None], k8s_config.load_kube_config)
     try:
         with _kubeconfig_complaints() as complaints:
             if loaded is not None:
-                api = from_dict(
+                from_dict(
                     config_dict=loaded,
                     context=resolved.context,
                     persist_config=False,
                     client_configuration=configuration,
                 )
             else:
-                api = from_file(
+                from_file(
                     config_file=str(path),
                     context=resolved.context,
                     persist_config=False,
@@ -177,8 +179,8 @@ def build_api_client(
                 "output is not shown, as it may hold a credential: run its command yourself to see why"
             )
             raise KubeConfigError(msg)
-        _trim_tokens(api.configuration)
-        return api
+        _trim_tokens(configuration)
+        return BoundedApiClient(configuration)
     except yaml.YAMLError as exc:
         raise KubeConfigError(_not_yaml(source, exc)) from exc
     except (ConfigException, OSError, ValueError, TypeError) as exc:

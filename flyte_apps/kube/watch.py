@@ -51,7 +51,6 @@ from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.app import app_payload_pb2 as payload_pb
 from flyteidl2.app.app_payload_pb2 import WatchResponse
 from kubernetes import client as k8s
-from kubernetes.watch import watch as k8s_watch
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import bounded
@@ -71,7 +70,8 @@ from flyte_apps.kube.apps import (
     revision_name,
     revision_replicas,
 )
-from flyte_apps.kube.errors import KubeBadResponse, KubeError
+from flyte_apps.kube.bounded import MAX_EVENT_BYTES, bounded_lines
+from flyte_apps.kube.errors import KubeBadResponse, KubeError, KubeUnreachable
 from flyte_apps.kube.retry import DEFAULT_RETRY, KubeOperation, RetryPolicy, call, describe
 
 log = logging.getLogger(__name__)
@@ -593,9 +593,12 @@ class _RevisionReplicas:
         """The first list, before the hub lists KServices (so that they find their Revisions). It
         says nothing and starts nothing: a failure is kept for :meth:`launch`, so a hub that cannot
         start (its KService list fails too) ends with that one error, not with warnings about
-        Revisions in front of it."""
+        Revisions in front of it. A cluster that does not answer (:class:`KubeUnreachable`) is the
+        hub's failure at once: the ``--request-timeout`` it took bounds the whole start."""
         try:
             self._loop.relist()
+        except KubeUnreachable:
+            raise  # the cluster did not answer within the timeout: the KServices' list would wait again
         except KubeError as exc:
             self._first_failure = exc
         else:
@@ -1055,9 +1058,10 @@ def _more_waiting(response: Any) -> bool:
 
 
 def _lines(response: Any) -> Iterator[str]:
-    """The stream's lines (the ``kubernetes`` package's own splitter, untyped there)."""
-    split = cast(Callable[[Any], Iterator[str]], k8s_watch.iter_resp_lines)
-    return split(response)
+    """The stream's lines, each an event of at most :data:`MAX_EVENT_BYTES` (a longer one is
+    :class:`~flyte_apps.kube.bounded.ResponseTooLarge`: a bad round)."""
+    for line in bounded_lines(response, limit=MAX_EVENT_BYTES):
+        yield line.decode("utf-8", "replace")
 
 
 def _describe(exc: BaseException) -> str:

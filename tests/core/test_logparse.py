@@ -6,7 +6,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from flyte_apps.core.logparse import LineBuffer, LogLine, LogTime, ResumeCursor, parse_line, split_lines
+from flyte_apps.core.logparse import (
+    MAX_LINE_BYTES,
+    LineBuffer,
+    LogLine,
+    LogTime,
+    ResumeCursor,
+    cut_marker,
+    parse_line,
+    split_lines,
+)
 
 NS = 1_000_000_000
 
@@ -242,3 +251,28 @@ def test_untimed_lines_in_a_replay_are_kept_and_do_not_end_it() -> None:
     cursor.reopen()
     replay = [LogLine("untimed"), stamped(1, message="a"), stamped(2, message="b")]
     assert admitted(cursor, replay) == ["untimed", "b"]
+
+
+def test_a_line_longer_than_the_bound_is_cut_with_a_marker_and_its_rest_dropped() -> None:
+    buffer = LineBuffer(max_line=10)
+    assert buffer.feed(b"short\n0123456789") == ["short"]
+    assert buffer.feed(b"ABC") == ["0123456789" + cut_marker(10)]  # as soon as the bound is passed
+    assert buffer.feed(b"DEF, still the same line") == []
+    assert buffer.feed(b" ...\nnext\nlast") == ["next"]
+    assert buffer.finish() == ["last"]
+
+
+def test_a_long_line_inside_one_chunk_is_cut_like_one_that_spans_chunks() -> None:
+    data = b"a\n" + b"x" * 25 + b"\nb\n"
+    expected = ["a", "x" * 10 + cut_marker(10), "b"]
+    assert LineBuffer(max_line=10).feed(data) == expected
+    pieces = LineBuffer(max_line=10)
+    assert [line for i in range(len(data)) for line in pieces.feed(data[i : i + 1])] == expected
+
+
+def test_the_default_bound_is_a_mebibyte() -> None:
+    buffer = LineBuffer()
+    assert buffer.feed(b"y" * MAX_LINE_BYTES + b"\n") == ["y" * MAX_LINE_BYTES]
+    cut = "z" * MAX_LINE_BYTES + cut_marker(MAX_LINE_BYTES)
+    assert buffer.feed(b"z" * (MAX_LINE_BYTES + 1) + b"\n") == [cut]
+    assert cut_marker(MAX_LINE_BYTES) == " [flyte-apps: line cut at 1.0 MiB]"

@@ -20,7 +20,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -102,6 +102,13 @@ class _Fault(_Rule):
 
 
 @dataclass
+class _Stream(_Rule):
+    chunks: Callable[[], Iterator[bytes]] = lambda: iter(())
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
 class _Raw(_Rule):
     status: int = 200
     body: bytes = b""
@@ -143,6 +150,7 @@ class FakeKubeApi:
         self._requests: list[RecordedRequest] = []
         self._faults: list[_Fault] = []
         self._raws: list[_Raw] = []
+        self._streams: list[_Stream] = []
         self._latencies: list[_Latency] = []
         self._cuts: list[_Cut] = []
         self._stopped = False
@@ -272,6 +280,24 @@ class FakeKubeApi:
         data = body.encode() if isinstance(body, str) else body
         with self._cond:
             self._raws.append(_Raw(times, method, path_contains, status, data, content_type))
+
+    def serve_stream_next(
+        self,
+        path_contains: str | None,
+        chunks: Callable[[], Iterator[bytes]],
+        *,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+        times: int | None = 1,
+        method: str | None = None,
+    ) -> None:
+        """Answer the next ``times`` matching requests (all when None) with status 200 and the chunks
+        ``chunks()`` yields, each sent as an HTTP chunk as soon as it comes (a generator may sleep
+        between them, or never end): bodies without end, a gzip bomb, a server that drips, for
+        hostile-server tests. ``headers`` are sent too (``Content-Encoding``)."""
+        rule = _Stream(times, method, path_contains, chunks, content_type, tuple((headers or {}).items()))
+        with self._cond:
+            self._streams.append(rule)
 
     def add_latency(
         self,
@@ -515,6 +541,8 @@ class FakeKubeApi:
             address = f"{path}?{urlencode(sorted(query.items()))}"
             raws = self._raws if fault is None else []
             raw_rule = next((r for r in raws if r.take(method, address)), None)
+            streams = self._streams if fault is None and raw_rule is None else []
+            stream_rule = next((r for r in streams if r.take(method, address)), None)
         if delays:
             time.sleep(sum(delays))
         target = parse_route(path)
@@ -524,6 +552,8 @@ class FakeKubeApi:
             return self._fault_response(fault, method, target, query)
         if raw_rule is not None:
             return RawResponse(raw_rule.status, raw_rule.body, content_type=raw_rule.content_type)
+        if stream_rule is not None:
+            return StreamResponse(stream_rule.content_type, stream_rule.chunks(), headers=stream_rule.headers)
         if path == "/version":
             return JsonResponse(200, {"major": "1", "minor": "31", "gitVersion": "v1.31.0-fake"})
         if target is None:

@@ -70,6 +70,7 @@ class StreamResponse:
     content_type: str
     chunks: Iterator[bytes]
     cut_after: int | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def rbac_verb(method: str, route: Route, query: Mapping[str, str]) -> str:
@@ -211,6 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", response.content_type)
         self.send_header("Transfer-Encoding", "chunked")
+        for key, value in response.headers:
+            self.send_header(key, value)
         self.end_headers()
         self.wfile.flush()
         chunks = response.chunks

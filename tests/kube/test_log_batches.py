@@ -422,28 +422,3 @@ def test_random_bodies_are_read_as_urllib3_reads_them() -> None:
         sizes = [rng.randrange(1, 50) for _ in range(3)]
         expected = read_body(chunked_response(body, sizes).read_chunked())
         assert read_body(logs_chunks(chunked_response(body, sizes))) == expected, body
-
-
-def test_chunks_that_have_arrived_are_handed_over_together_without_waiting_for_more() -> None:
-    body = b"".join(chunk(b"line %d\n" % i) for i in range(100))
-    response = chunked_response(body + b"0\r\n\r\n", [len(body)])
-    pieces = logs_chunks(response)
-    assert next(pieces) == b"".join(b"line %d\n" % i for i in range(100))
-    assert list(pieces) == []
-
-
-def test_the_api_servers_log_stream_is_read_many_chunks_at_a_time(
-    kube_server: FakeKubeApi, kube_api: client.ApiClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (pod,) = serving(kube_server)
-    kube_server.append_log(NS, pod, "app", *(f"line {i}" for i in range(300)), at=at(1))
-    kube_server.finish_pod(NS, pod)
-
-    def one_at_a_time(*args: object, **kwargs: object) -> Iterator[bytes]:
-        raise AssertionError("read_chunked used")
-
-    monkeypatch.setattr(urllib3.HTTPResponse, "read_chunked", one_at_a_time)
-    batches = [item for item in read_app(kube_api, app=APP, namespace=NS, options=FOLLOW)]
-    lines = [line for item in batches if isinstance(item, ReplicaLines) for line in item.lines]
-    assert [line.message for line in lines] == [f"line {i}" for i in range(300)]
-    assert {line.timestamp for line in lines} == {LogTime(int(at(1).timestamp()) * 1_000_000_000)}
