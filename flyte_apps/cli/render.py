@@ -20,12 +20,14 @@ from flyte_apps.cli.common import (
     fail,
     translate_errors,
 )
+from flyte_apps.cli.files import MANIFEST
 
 if TYPE_CHECKING:
     from flyte_apps.core.objects import RenderedObject
 
 OWN_FILE: Final = re.compile(r"^\d{3}-[a-z0-9]+-[^/]+\.(yaml|json)$")
-"""The names ``--out-dir`` gives its files (``NNN-<kind>-<name>.yaml``): the only files it removes."""
+"""The names ``--out-dir`` gives its files (``NNN-<kind>-<name>.yaml``); it removes only those its
+manifest records, and warns of the others."""
 
 
 class RenderFormat(StrEnum):
@@ -48,7 +50,8 @@ OutDirOption = Annotated[
     typer.Option(
         "--out-dir",
         help="Write one file per object, NNN-<kind>-<name>.yaml (or .json), into this directory, and "
-        "remove the files an earlier run wrote for objects the stack no longer has.",
+        "remove the files an earlier run wrote for objects the stack no longer has (as its manifest "
+        f"{MANIFEST} records them; other files are left, with a warning). Refuses symlinks.",
     ),
 ]
 DeprecatedOutOption = Annotated[
@@ -100,9 +103,12 @@ def render(
 def write_objects(
     objects: Sequence[RenderedObject], directory: Path, output: RenderFormat = RenderFormat.YAML
 ) -> list[Path]:
-    """One file per object, numbered in apply order; then the directory's other files of ours (from
-    an earlier run, for objects the stack no longer has) are removed, so that ``kubectl apply -f DIR``
-    never redeploys a removed app. Files of any other name are left alone."""
+    """One file per object, numbered in apply order; then the files an earlier run wrote for objects
+    the stack no longer has are removed, so that ``kubectl apply -f DIR`` never redeploys a removed
+    app. Only files render wrote, as its manifest records them, are replaced or removed: a name taken
+    by a symlink (or a directory, a FIFO) is an error before anything is written, and a file it did
+    not write, or that changed since, is left and said so (a warning)."""
+    from flyte_apps.cli.files import OwnedFileRefused, write_owned
     from flyte_apps.core.jsonout import json_document
     from flyte_apps.core.yamlout import document, file_name
 
@@ -110,18 +116,19 @@ def write_objects(
         directory.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         fail(EXIT_USAGE, f"{directory} is a file; --out-dir takes a directory")
-    written: list[Path] = []
+    files: dict[str, str] = {}
     for index, obj in enumerate(objects, start=1):
         name = file_name(index, obj)
         if output is RenderFormat.JSON:
-            path = directory / f"{name.removesuffix('.yaml')}.json"
-            path.write_text(json_document(obj.manifest), encoding="utf-8")
+            files[f"{name.removesuffix('.yaml')}.json"] = json_document(obj.manifest)
         else:
-            path = directory / name
-            path.write_text(document(obj), encoding="utf-8")
-        written.append(path)
-    keep = {path.name for path in written}
-    for stale in sorted(directory.iterdir()):
-        if stale.is_file() and OWN_FILE.match(stale.name) and stale.name not in keep:
-            stale.unlink()
-    return written
+            files[name] = document(obj)
+    try:
+        result = write_owned(directory, files, looks_ours=OWN_FILE)
+    except OwnedFileRefused as exc:
+        fail(EXIT_USAGE, str(exc))
+    except OSError as exc:
+        fail(EXIT_USAGE, f"cannot write into {directory}: {exc.strerror or exc}")
+    for left in result.left:
+        typer.secho(f"warning: {directory}: left {left}", err=True, fg=typer.colors.YELLOW)
+    return result.written

@@ -1,5 +1,6 @@
 """Adding apps to a stack file in place: a round-trip YAML edit (``ruamel.yaml``) that keeps the file's
-comments, key order and other apps, written all or nothing (a temp file beside it, then a rename).
+comments, key order and other apps, written all or nothing (a temp file beside it, then a rename; a
+symlinked stack file stays a link, its target replaced).
 
 The new entries are written as ``flyte_apps.core.yamlout`` writes every YAML of this project (strings
 any common reader would misread are quoted), then read back by the round-trip reader, which keeps
@@ -8,8 +9,6 @@ that quoting in the file."""
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -17,6 +16,8 @@ from typing import Any, Final
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from flyte_apps.cli.files import write_atomically
+from flyte_apps.cli.stackfile import read_stack_text
 from flyte_apps.core.config.keys import KEY_APPS, KEY_PLATFORM, PREFIX
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.yamlout import dump_yaml
@@ -44,7 +45,7 @@ def add_apps(path: Path, entries: Sequence[dict[str, Any]], *, adopt_namespace: 
     """Append ``entries`` to the file's ``flyte-apps:apps`` (and set the platform's ``adoptNamespace``
     when asked), keeping everything else as it is; the file is replaced in one rename."""
     reader = _round_trip()
-    text = path.read_text(encoding="utf-8")
+    text = read_stack_text(path)
     document = reader.load(text)
     if not isinstance(document, CommentedMap):
         raise ConfigError([ConfigProblem(str(path), "is not a YAML mapping")])
@@ -70,17 +71,3 @@ def add_apps(path: Path, entries: Sequence[dict[str, Any]], *, adopt_namespace: 
     out = io.StringIO()
     reader.dump(document, out)
     write_atomically(path, out.getvalue())
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a temp file in ``path``'s directory, then rename it over ``path``."""
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        if path.exists():
-            os.chmod(temp, path.stat().st_mode & 0o777)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -12,6 +12,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Final
 
+from flyte_apps.cli.files import NotRegularFile, read_regular
 from flyte_apps.core.bounds import MAX_INPUT_BYTES, bounded, bounded_error, bounded_problem, too_large_message
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import StackPlan, plan_stack
@@ -36,10 +37,11 @@ def read_stack_input(
     files. Raises ``ConfigError`` only when a file is missing, unreadable or not YAML at all."""
     inputs: list[StackInput] = []
     project_path = project_dir / PROJECT_FILE
-    if project_path.exists():
-        inputs.append(parse_project_file(_read(project_path), str(project_path)))
+    project_text = _read(project_path, required=False)
+    if project_text is not None:
+        inputs.append(parse_project_file(project_text, str(project_path)))
     path = config_file if config_file is not None else project_dir / stack_file_name(stack or DEFAULT_STACK)
-    inputs.append(parse_stack_file(_read(path), str(path)))
+    inputs.append(parse_stack_file(_read(path) or "", str(path)))
     return merge_inputs(inputs)
 
 
@@ -78,17 +80,29 @@ def plan_stack_files(
     return plan, given
 
 
-def _read(path: Path) -> str:
+def read_stack_text(path: Path) -> str:
+    """A stack file's text, as the readers here read it (bounded, a regular file, UTF-8); every
+    failure a ``ConfigError`` at the file."""
+    return _read(path) or ""
+
+
+def _read(path: Path, *, required: bool = True) -> str | None:
     """The file's text, reading at most one byte more than the bound (a size from ``stat`` can lie:
-    a pipe or a device says 0)."""
-    if not path.exists():
-        raise ConfigError([ConfigProblem(str(path), "stack config file not found")])
+    a pipe or a device says 0), and only from a regular file (a FIFO or ``/dev/stdin`` would wait
+    for a writer). A missing file is a problem when ``required``, else None."""
     try:
-        with path.open("rb") as stream:
-            data = stream.read(MAX_INPUT_BYTES + 1)
-        if len(data) > MAX_INPUT_BYTES:
-            size = max(path.stat().st_size, len(data))
-            raise ConfigError([ConfigProblem(str(path), too_large_message(size, "a stack file"))])
+        data = read_regular(path, limit=MAX_INPUT_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        if not required:
+            return None
+        raise ConfigError([ConfigProblem(str(path), "stack config file not found")]) from None
+    except NotRegularFile as exc:
+        raise ConfigError([ConfigProblem(str(path), f"{exc}; give a stack file")]) from None
+    except OSError as exc:
+        raise ConfigError([ConfigProblem(str(path), f"cannot be read: {exc.strerror or exc}")]) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise ConfigError([ConfigProblem(str(path), too_large_message(len(data), "a stack file"))])
+    try:
         return data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError([ConfigProblem(str(path), f"cannot be read: {exc}")]) from None

@@ -174,3 +174,11 @@ def test_exit_code_is_4_with_drift_and_0_without(
     assert drifted.exit_code == EXIT_DRIFT, drifted.stderr
     without_flag = cli("status", *drifting, "-o", output, "--kubeconfig", str(kube_server.kubeconfig_path))
     assert without_flag.exit_code == EXIT_OK
+
+
+def test_the_render_help_block_in_the_docs_lists_exactly_renders_options() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "stack-config.md").read_text(encoding="utf-8")
+    block = docs.split("$ flyte-apps render --help\n", 1)[1].split("```", 1)[0]
+    documented = set(re.findall(r"^  (--[a-z-]+)", block, re.MULTILINE))
+    shown = set(re.findall(r"(--[a-z][a-z-]+)", ANSI.sub("", cli("render", "--help").stdout)))
+    assert documented == shown - {"--help"}

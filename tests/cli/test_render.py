@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 from typer.testing import CliRunner
 
+from flyte_apps.cli.files import MANIFEST
 from flyte_apps.cli.main import app
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.yamlout import to_yaml
@@ -17,6 +18,11 @@ from tests.support.config import REPO_ROOT, minimal_config, write_stack
 
 def run(*args: str) -> Any:
     return CliRunner().invoke(app, list(args))
+
+
+def rendered_files(out: Path) -> list[str]:
+    """The directory's files but render's manifest (tests/cli/test_local_files.py checks it)."""
+    return sorted(p.name for p in out.iterdir() if p.name != MANIFEST)
 
 
 def test_render_prints_every_object_of_the_example_stack_in_apply_order() -> None:
@@ -107,7 +113,7 @@ def test_render_out_dir_writes_one_numbered_file_per_object(tmp_path: Path) -> N
     out = tmp_path / "out"
     result = run("render", "--stack", "dev", "--project-dir", str(REPO_ROOT), "--out-dir", str(out))
     assert result.exit_code == 0, result.stderr
-    files = sorted(p.name for p in out.iterdir())
+    files = rendered_files(out)
     assert files[0] == "001-namespace-flyte.yaml"
     assert files[1] == "002-customresourcedefinition-taskactions.flyte.org.yaml"
     objects = dev_objects()
@@ -123,12 +129,12 @@ def test_render_out_dir_removes_its_own_files_for_objects_the_stack_no_longer_ha
     assert run("render", "--config", str(write_stack(tmp_path, two)), "--out-dir", str(out)).exit_code == 0
     (out / "notes.txt").write_text("mine", encoding="utf-8")
     (out / "kustomization.yaml").write_text("resources: []\n", encoding="utf-8")
-    before = sorted(p.name for p in out.iterdir())
+    before = rendered_files(out)
     assert "003-service-other-proj-dev.yaml" in before
 
     result = run("render", "--config", str(write_stack(tmp_path, minimal_config())), "--out-dir", str(out))
     assert result.exit_code == 0, result.stderr
-    after = sorted(p.name for p in out.iterdir())
+    after = rendered_files(out)
     assert after == [
         "001-namespace-flyte.yaml",
         "002-service-myapp-proj-dev.yaml",
@@ -153,7 +159,7 @@ def test_render_out_is_a_deprecated_alias_of_out_dir(tmp_path: Path) -> None:
     result = run("render", "--config", str(write_stack(tmp_path, minimal_config())), "--out", str(out))
     assert result.exit_code == 0, result.stderr
     assert "warning: --out is deprecated; use --out-dir" in result.stderr
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert rendered_files(out) == [
         "001-namespace-flyte.yaml",
         "002-service-myapp-proj-dev.yaml",
     ]
@@ -183,7 +189,7 @@ def test_render_out_dir_with_json_writes_json_files(tmp_path: Path) -> None:
         "json",
     )
     assert run(*args).exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert rendered_files(out) == [
         "001-namespace-flyte.json",
         "002-service-myapp-proj-dev.json",
     ]
