@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
 
-.PHONY: setup test lint typecheck compat pytest render check bench sdk-fixtures e2e-tools e2e e2e-cluster-up e2e-cluster-down clean FORCE
+.PHONY: setup test lint typecheck compat pytest render check bench sdk-fixtures vectors e2e-tools e2e e2e-cluster-up e2e-cluster-down clean FORCE
 
 setup: $(STAMP)
 
@@ -66,6 +66,11 @@ check: setup
 # Flyte's SDK (tests/sdk/README.md) in .sdk-venv writes tests/fixtures/sdk. Needs PyPI; not part of `make test`.
 sdk-fixtures: setup
 	$(BIN)/python tests/sdk/make_fixtures.py
+
+# Kubernetes' own validators (tests/vectors/judge, Go from the module proxy) write
+# tests/fixtures/kube_validation_vectors.json, which tests/core/test_kube_vectors.py reads. Not part of `make test`.
+vectors: setup
+	$(BIN)/python -m tests.vectors.generate
 
 # Benchmarks (bench/RESULTS.md): 15 to 20 minutes on 2 cores, one markdown table. Not part of `make test`.
 bench: setup

@@ -53,7 +53,7 @@ def load_knative_config(raw: object, problems: list[ConfigProblem]) -> KnativeCo
     knative = validate_model(KnativeInput, raw, path, problems)
     if knative is None:
         return None
-    if not DNS1123_LABEL.match(knative.namespace) or len(knative.namespace) > MAX_LABEL_LEN:
+    if not DNS1123_LABEL.fullmatch(knative.namespace) or len(knative.namespace) > MAX_LABEL_LEN:
         problems.append(ConfigProblem(f"{path}.namespace", not_dns_label(knative.namespace, "DNS-1123")))
         return None
     if not knative.manage_config:

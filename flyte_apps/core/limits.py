@@ -68,7 +68,7 @@ def label_problem(key: str, value: str) -> str | None:
     key_problem = label_key_problem(key)
     if key_problem:
         return key_problem
-    if len(value) > MAX_LABEL_LEN or not LABEL_VALUE.match(value):
+    if len(value) > MAX_LABEL_LEN or not LABEL_VALUE.fullmatch(value):
         return (
             f"'{key}' has the value '{value}', which is not {MAX_LABEL_LEN} or fewer letters, digits, "
             "'-', '_' or '.', starting and ending with a letter or digit"

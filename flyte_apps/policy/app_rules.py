@@ -55,7 +55,7 @@ def kservice_name_valid(args: ResourceArgs, report: Report) -> None:
             f"{c.MAX_KSERVICE_NAME_LEN}",
             None,
         )
-    if not DNS1035_LABEL.match(name):
+    if not DNS1035_LABEL.fullmatch(name):
         report(
             f"metadata.name '{name}' is not a DNS-1035 label (lower-case letters, digits and '-', "
             "starting with a letter and ending with a letter or digit)",

@@ -29,7 +29,7 @@ SETTING_REQUIRE_DIGEST: Final = "requireDigest"
 SETTING_ALLOWED_NAMES: Final = "allowedNames"
 
 # An OCI digest: algorithm ":" encoded (https://github.com/opencontainers/image-spec, descriptor.md).
-_DIGEST: Final = re.compile(r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$")
+_DIGEST: Final = re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}")
 MOVING_TAG: Final = "latest"
 
 REQUIRED_RESOURCES: Final = (
@@ -73,7 +73,7 @@ def image_problem(image: object, *, require_digest: bool) -> str | None:
         return "no image is set"
     name, at, digest = image.partition("@")
     if at:
-        return None if _DIGEST.match(digest) else f"'{digest}' is not an image digest"
+        return None if _DIGEST.fullmatch(digest) else f"'{digest}' is not an image digest"
     last = name.rsplit("/", 1)[-1]
     tag = last.partition(":")[2] if ":" in last else ""
     if require_digest:

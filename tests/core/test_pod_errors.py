@@ -114,7 +114,12 @@ CASES: Final = [
         id="kubernetes-checks-what-knative-leaves-open",
     ),
     pytest.param(
-        pod({"containers": [PRIMARY], "tolerations": [{"key": "a", "tolerationSeconds": "60"}]}),
+        pod(
+            {
+                "containers": [PRIMARY],
+                "tolerations": [{"key": "a", "effect": "NoExecute", "tolerationSeconds": "60"}],
+            }
+        ),
         [(f"{POD}.tolerations[0].tolerationSeconds", r"'60' is not of type 'integer'")],
         id="toleration-seconds-as-a-string",
     ),

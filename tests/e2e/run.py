@@ -361,6 +361,33 @@ def scenario_refresh(suite: Suite) -> str:
     return "no drift"
 
 
+def scenario_cluster_refusals(suite: Suite) -> str:
+    """What `check` refuses in a pod (tolerations, node selectors) the real API server refuses too, and
+    what it accepts the API server accepts: each case in a Pod, `--dry-run=server`. NUL bytes, which
+    only the container runtime refuses, the API server must accept (so `check` is the only guard)."""
+    from tests.cli.test_cluster_refusals import api_server_cases
+
+    disagree: list[str] = []
+    cases = api_server_cases()
+    for name, (fragment, refused) in sorted(cases.items()):
+        container = {"name": "app", "image": "nginx:1.27"}
+        for key in ("args", "env"):
+            if key in fragment:
+                container[key] = fragment[key]
+        spec: dict[str, Any] = {"containers": [container]}
+        spec.update({key: fragment[key] for key in ("tolerations", "nodeSelector") if key in fragment})
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"judge-{name}"[:63]}, "spec": spec}
+        done = suite.kubectl(
+            "create", "--dry-run=server", "-n", NAMESPACE, "-f", "-", stdin=json.dumps(pod), check_rc=False
+        )
+        if (done.returncode != 0) != refused:
+            disagree.append(
+                f"{name}: we {'refuse' if refused else 'accept'}, the API server: {done.stderr.strip()}"
+            )
+    check(not disagree, "; ".join(disagree))
+    return f"{len(cases)} pod fragments, the API server agrees on each"
+
+
 def scenario_stop_start(suite: Suite) -> str:
     """Stop an app: upstream's stop form, and the RevisionReaper (in the engine's own provider host)
     deletes every older revision with pods and keeps the stop revision. Then start it again."""
@@ -581,6 +608,7 @@ SCENARIOS: Final[tuple[tuple[str, Callable[[Suite], str]], ...]] = (
     ("no-changes", scenario_no_changes),
     ("image-change", scenario_image_change),
     ("refresh", scenario_refresh),
+    ("cluster-refusals", scenario_cluster_refusals),
     ("stop-start", scenario_stop_start),
     ("secret-kubeconfig", scenario_secret_kubeconfig),
     ("operate", scenario_operate),

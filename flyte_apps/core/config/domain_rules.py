@@ -68,7 +68,7 @@ def ingress_problems(
     found: list[ConfigProblem] = []
     subdomain = ingress.subdomain
     if subdomain:
-        if len(subdomain) > MAX_LABEL_LEN or not DNS1123_LABEL.match(subdomain):
+        if len(subdomain) > MAX_LABEL_LEN or not DNS1123_LABEL.fullmatch(subdomain):
             found.append(
                 ConfigProblem(
                     f"{where}.subdomain",

@@ -22,7 +22,7 @@ from flyte_apps.core.config.pod_paths import KeyPaths, dicts
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.quantities import is_negative_quantity, is_quantity
 
-WHOLE_POSITIVE: Final = re.compile(r"^[1-9][0-9]*$")
+WHOLE_POSITIVE: Final = re.compile(r"[1-9][0-9]*")
 STANDARD_CONTAINER_RESOURCES: Final = ("cpu", "memory", "ephemeral-storage")
 HUGEPAGES_PREFIX: Final = "hugepages-"
 SUPPORTED_DEVICE_CLASS: Final = "NVIDIA_GPU"
@@ -33,7 +33,7 @@ def gpu_count_problems(resources: Resources, path: str) -> list[ConfigProblem]:
     found: list[ConfigProblem] = []
     for block, entries in (("requests", resources.requests), ("limits", resources.limits)):
         value = entries.get(c.GPU_RESOURCE_KEY)
-        if value is not None and not WHOLE_POSITIVE.match(value):
+        if value is not None and not WHOLE_POSITIVE.fullmatch(value):
             found.append(
                 ConfigProblem(
                     f"{path}.{block}.{c.GPU_RESOURCE_KEY}",
@@ -69,7 +69,7 @@ def accelerator_problems(accelerator: Accelerator, path: str) -> list[ConfigProb
 
 
 def _label_value(value: str, path: str) -> list[ConfigProblem]:
-    if len(value) > MAX_LABEL_LEN or not LABEL_VALUE.match(value) or not value:
+    if len(value) > MAX_LABEL_LEN or not LABEL_VALUE.fullmatch(value) or not value:
         return [
             ConfigProblem(
                 path,
@@ -110,7 +110,7 @@ def container_resource_problems(
                 found.append(ConfigProblem(where, f"{shown(value)} is not a Kubernetes quantity"))
             elif is_negative_quantity(text):
                 found.append(ConfigProblem(where, f"{shown(value)} is negative; resources must be >= 0"))
-            elif name == gpu_resource_name and not WHOLE_POSITIVE.match(text):
+            elif name == gpu_resource_name and not WHOLE_POSITIVE.fullmatch(text):
                 found.append(
                     ConfigProblem(where, f"must be a whole positive number of GPUs, not {shown(value)}")
                 )
@@ -142,7 +142,7 @@ def gpu_count(container: Mapping[str, Any], gpu_resource_name: str) -> int | Non
         entries = resources.get(block)
         value = entries.get(gpu_resource_name) if isinstance(entries, Mapping) else None
         text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-        if isinstance(text, str) and WHOLE_POSITIVE.match(text):
+        if isinstance(text, str) and WHOLE_POSITIVE.fullmatch(text):
             return int(text)
     return None
 

@@ -27,13 +27,14 @@ from flyte_apps.core.config.models import (
 from flyte_apps.core.config.names import (
     DNS1035_LABEL,
     DNS1123_LABEL,
-    ENV_VAR_NAME,
     FLYTE_APP_NAME,
     MAX_LABEL_LEN,
+    is_env_var_name,
     is_subdomain,
     label_value_problem,
     not_dns_label,
 )
+from flyte_apps.core.config.node_rules import NUL, nul_in_env_message
 from flyte_apps.core.config.payload import build_payload
 from flyte_apps.core.config.pod_rules import payload_part_problems, payload_problems
 from flyte_apps.core.config.rules import (
@@ -143,7 +144,9 @@ def platform_problems(fields: Mapping[str, Any], path: str) -> list[ConfigProble
     """Rules over the platform's fields (by field name); a field that is absent is not checked."""
     found: list[ConfigProblem] = []
     namespace = fields.get("namespace")
-    if isinstance(namespace, str) and (not DNS1123_LABEL.match(namespace) or len(namespace) > MAX_LABEL_LEN):
+    if isinstance(namespace, str) and (
+        not DNS1123_LABEL.fullmatch(namespace) or len(namespace) > MAX_LABEL_LEN
+    ):
         found.append(ConfigProblem(f"{path}.namespace", bounded(not_dns_label(namespace, "DNS-1123"))))
     base_domain = fields.get("base_domain")
     if base_domain and not is_subdomain(base_domain):
@@ -244,9 +247,9 @@ def load_app(
     payload = build_payload(app, env, settings.gpu_resource_name, path)
     if app.container is not None or app.pod is not None:
         problems.extend(payload_problems(app, payload, settings, schemas or PodSpecSchemas(), path))
-    if FLYTE_APP_NAME.match(app.name) and identity_ok and project is not None and domain is not None:
+    if FLYTE_APP_NAME.fullmatch(app.name) and identity_ok and project is not None and domain is not None:
         ksvc = kservice_name(project=project, domain=domain, name=app.name)
-        if not DNS1035_LABEL.match(ksvc):
+        if not DNS1035_LABEL.fullmatch(ksvc):
             problems.append(
                 ConfigProblem(
                     f"{path}.name",
@@ -270,7 +273,7 @@ def app_part_problems(
 ) -> tuple[EnvVar, ...]:
     """The rules of each part of an app (by field name) that is present; returns the app's env."""
     name = fields.get("name")
-    if isinstance(name, str) and not FLYTE_APP_NAME.match(name):
+    if isinstance(name, str) and not FLYTE_APP_NAME.fullmatch(name):
         problems.append(
             ConfigProblem(
                 f"{path}.name",
@@ -369,7 +372,7 @@ def resolve_env(
     result: list[EnvVar] = []
     seen: dict[str, str] = {}
     for name, value, entry_path, value_path in entries:
-        if not ENV_VAR_NAME.match(name):
+        if not is_env_var_name(name):
             problems.append(
                 ConfigProblem(
                     entry_path,
@@ -396,6 +399,9 @@ def resolve_env(
             problems.append(
                 ConfigProblem(value_path, f"value of {shown(name)} must be a string, not {shown(value)}")
             )
+            continue
+        if isinstance(value, str) and NUL in value:
+            problems.append(ConfigProblem(value_path, nul_in_env_message(name)))
             continue
         seen[name] = entry_path
         result.append(EnvVar(name=name, value=str(value)))

@@ -34,7 +34,7 @@ def pod_metadata_problems(metadata: PodMetadata, *, applied: bool, path: str) ->
             if problem:
                 found.append(ConfigProblem(where, f"not a valid Kubernetes {kind[:-1]} key: {problem}"))
                 continue
-            if kind == "labels" and (len(value) > MAX_LABEL_LEN or not LABEL_VALUE.match(value)):
+            if kind == "labels" and (len(value) > MAX_LABEL_LEN or not LABEL_VALUE.fullmatch(value)):
                 found.append(
                     ConfigProblem(
                         where,

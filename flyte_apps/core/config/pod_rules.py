@@ -31,6 +31,12 @@ from flyte_apps.core.config.models import (
     SharedMemory,
 )
 from flyte_apps.core.config.names import DNS1123_LABEL, MAX_LABEL_LEN
+from flyte_apps.core.config.node_rules import (
+    image_problems,
+    node_selector_problems,
+    nul_problems,
+    toleration_problems,
+)
 from flyte_apps.core.config.payload import Payload, resource_maps
 from flyte_apps.core.config.pod_paths import CONTAINER_LISTS, KeyPaths, Place, dicts
 from flyte_apps.core.config.rules import KNATIVE_PORT_NAMES, KNATIVE_RESERVED_PORTS
@@ -62,9 +68,43 @@ def payload_problems(
             )
             if problem.path not in refused
         )
+    refused = {problem.path for problem in found}
+    found.extend(problem for problem in node_problems(app, payload, where) if problem.path not in refused)
     found.extend(gpu_problems(app, payload, settings, where))
     found.extend(shared_memory_clashes(app, payload, path))
     return found
+
+
+def node_problems(app: AppInput, payload: Payload, where: KeyPaths) -> list[ConfigProblem]:
+    """What the API server or the node would refuse in the merged pod spec
+    (``flyte_apps.core.config.node_rules``): images, NUL bytes, tolerations, the node selector. The
+    env the app resolved (platform defaults, the app's own) was checked where it was read."""
+    spec = payload.spec
+    found: list[ConfigProblem] = []
+    for key in CONTAINER_LISTS:
+        for index, container in dicts(spec.get(key)):
+            env_from = _pod_env_start(app, payload, key, index, container)
+            found.extend(image_problems(container.get("image"), where((key, index, "image"))))
+            found.extend(
+                nul_problems(
+                    container, lambda place, k=key, i=index: where((k, i, *place)), env_from=env_from
+                )
+            )
+    found.extend(toleration_problems(spec.get("tolerations"), where(("tolerations",))))
+    found.extend(node_selector_problems(spec.get("nodeSelector"), where(("nodeSelector",))))
+    return found
+
+
+def _pod_env_start(
+    app: AppInput, payload: Payload, key: str, index: int, container: Mapping[str, Any]
+) -> int:
+    """Where the env the pod template wrote itself starts in a merged container (after the app's)."""
+    if app.pod is None:
+        env = container.get("env")
+        return len(env) if isinstance(env, list) else 0
+    if key == "containers" and index < len(payload.origins):
+        return payload.origins[index].env_offset
+    return 0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -165,7 +205,7 @@ def _name_problems(spec: Mapping[str, Any], where: KeyPaths) -> list[ConfigProbl
                         where(place), f"'{name}' is Knative's own sidecar in every app pod; rename it"
                     )
                 )
-            elif len(name) > MAX_LABEL_LEN or not DNS1123_LABEL.match(name):
+            elif len(name) > MAX_LABEL_LEN or not DNS1123_LABEL.fullmatch(name):
                 found.append(
                     ConfigProblem(
                         where(place),
@@ -342,7 +382,7 @@ def payload_part_problems(
             applied = settings is not None and settings.apply_pod_metadata
             found.extend(pod_metadata_problems(pod.metadata, applied=applied, path=f"{path}.pod.metadata"))
         name = pod.primary_container_name
-        if name is not None and (len(name) > MAX_LABEL_LEN or not DNS1123_LABEL.match(name)):
+        if name is not None and (len(name) > MAX_LABEL_LEN or not DNS1123_LABEL.fullmatch(name)):
             found.append(
                 ConfigProblem(
                     f"{path}.pod.primaryContainerName",

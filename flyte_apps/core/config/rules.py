@@ -18,7 +18,7 @@ from flyte_apps.core.config.models import (
     Port,
     SecretInput,
 )
-from flyte_apps.core.config.names import ENV_VAR_NAME
+from flyte_apps.core.config.names import is_env_var_name
 from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.naming import kservice_name
@@ -78,7 +78,7 @@ def secret_problems(secrets: Sequence[SecretInput], env: Sequence[EnvVar], path:
         name = secret.env_var
         if not name:
             continue
-        if not ENV_VAR_NAME.match(name):
+        if not is_env_var_name(name):
             found.append(
                 ConfigProblem(f"{where}.envVar", f"{shown(name)} is not a valid environment variable name")
             )

@@ -21,7 +21,7 @@ from flyte_apps.core.errors import ConfigProblem
 MAX_PROFILE_DESCRIPTION: Final = 100  # flyteidl2.app.Profile.short_description
 INPUT_KINDS: Final = ("value", "app", "artifact")
 """The keys of an input, one of which it must have: ``Input``'s ``value`` oneof."""
-ARTIFACT_TEXT: Final = re.compile(r"^[A-Za-z0-9._-]*$")  # ArtifactKey.name, ArtifactVersionId.version
+ARTIFACT_TEXT: Final = re.compile(r"[A-Za-z0-9._-]*")  # ArtifactKey.name, ArtifactVersionId.version
 MAX_ARTIFACT_NAME: Final = 255
 MAX_ARTIFACT_VERSION: Final = 255
 MAX_ARTIFACT_PROJECT: Final = 64
@@ -93,7 +93,7 @@ def app_ref_problems(ref: AppRef, path: str) -> list[ConfigProblem]:
         for key, value in (("project", ref.project), ("domain", ref.domain))
         if not value
     ]
-    if not FLYTE_APP_NAME.match(ref.name):
+    if not FLYTE_APP_NAME.fullmatch(ref.name):
         found.append(
             ConfigProblem(
                 f"{path}.name",
@@ -119,7 +119,7 @@ def artifact_problems(ref: ArtifactRef, path: str) -> list[ConfigProblem]:
     for where, value, limit, pattern in checks:
         if len(value) > limit:
             found.append(ConfigProblem(where, f"is {len(value):,} characters; Flyte allows at most {limit}"))
-        elif pattern and not ARTIFACT_TEXT.match(value):
+        elif pattern and not ARTIFACT_TEXT.fullmatch(value):
             found.append(
                 ConfigProblem(where, f"{shown(value)} may hold only letters, digits, '.', '_' and '-'")
             )

@@ -119,7 +119,7 @@ def shared_memory_problems(memory: SharedMemory, path: str) -> list[ConfigProble
                 )
             )
     found.extend(mount_path_problems(memory.mount_path, f"{path}.mountPath"))
-    if len(memory.mount_name) > MAX_LABEL_LEN or not DNS1123_LABEL.match(memory.mount_name):
+    if len(memory.mount_name) > MAX_LABEL_LEN or not DNS1123_LABEL.fullmatch(memory.mount_name):
         found.append(
             ConfigProblem(
                 f"{path}.mountName",

@@ -25,6 +25,7 @@ from flyte_apps.core.config.names import (
     DNS1123_SUBDOMAIN,
     MAX_SUBDOMAIN_LEN,
 )
+from flyte_apps.core.config.node_rules import image_problems, node_selector_problems, toleration_problems
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.manager.config_file import generated_config
 from flyte_apps.core.manager.layout import PORT_KEYS
@@ -140,6 +141,12 @@ def load_manager_config(
     image = manager.image.strip() if manager.image else ""
     if not image:
         problems.append(ConfigProblem(f"{path}.image", "is required when the manager is enabled"))
+    problems.extend(image_problems(image, f"{path}.image"))
+    problems.extend(node_selector_problems(manager.node_selector, f"{path}.nodeSelector"))
+    tolerations = [
+        toleration.model_dump(by_alias=True, exclude_none=True) for toleration in manager.tolerations
+    ]
+    problems.extend(toleration_problems(tolerations, f"{path}.tolerations"))
     problems.extend(_database_problems(manager, path))
     problems.extend(_duplicate_port_problems(manager.ports, f"{path}.ports"))
     if platform is not None:
@@ -179,7 +186,7 @@ def _database_problems(manager: ManagerInput, path: str) -> list[ConfigProblem]:
             found.append(ConfigProblem(f"{db_path}.{key}", "is required for a postgres database"))
     secret = database.password_secret
     if secret is not None:
-        if len(secret.name) > MAX_SUBDOMAIN_LEN or not DNS1123_SUBDOMAIN.match(secret.name):
+        if len(secret.name) > MAX_SUBDOMAIN_LEN or not DNS1123_SUBDOMAIN.fullmatch(secret.name):
             found.append(
                 ConfigProblem(
                     f"{db_path}.passwordSecret.name",

@@ -1,0 +1,125 @@
+"""What the API server or the node refuses in a pod that no schema says: tolerations (Kubernetes'
+``ValidateTolerations``), node selectors (``ValidateLabels``), image references (the kubelet's
+parser: ``InvalidImageName``) and NUL bytes in what becomes a process's environment or arguments
+(the container runtime cannot pass them). Used for an app's merged pod spec and for the manager's
+Deployment, so ``render`` and ``check`` refuse what the cluster would refuse after ``pulumi up``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from flyte_apps.core.bounds import shown
+from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, image_problem, label_key_problem
+from flyte_apps.core.errors import ConfigProblem
+
+TOLERATION_OPERATORS: Final = ("Equal", "Exists")
+TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+NUL: Final = "\x00"
+
+
+def label_value_message(value: str) -> str | None:
+    """Why Kubernetes refuses ``value`` as a label value (``IsValidLabelValue``), or None."""
+    if len(value) <= MAX_LABEL_LEN and LABEL_VALUE.fullmatch(value):
+        return None
+    return (
+        f"{shown(value)} is not a valid label value (at most 63 letters, digits, '-', '_' or '.', "
+        "starting and ending with a letter or digit; or empty)"
+    )
+
+
+def node_selector_problems(selector: object, path: str) -> list[ConfigProblem]:
+    """Each key a label key and each value a label value, as the API server's ``ValidateLabels``."""
+    if not isinstance(selector, Mapping):
+        return []  # the schemas report a selector that is not a map
+    found: list[ConfigProblem] = []
+    for key, value in selector.items():
+        where = f"{path}.{key}"
+        problem = label_key_problem(str(key))
+        if problem:
+            found.append(ConfigProblem(where, f"not a valid node label key: {problem}"))
+        if isinstance(value, str) and (message := label_value_message(value)):
+            found.append(ConfigProblem(where, message))
+    return found
+
+
+def toleration_problems(tolerations: object, path: str) -> list[ConfigProblem]:
+    """Each toleration as the API server's ``ValidateTolerations`` (Kubernetes 1.34) reads it: a key
+    that is a label key, ``Exists`` when the key is empty, ``tolerationSeconds`` only with
+    ``NoExecute``, a value that is a label value (``Equal``) or empty (``Exists``), a known operator
+    and effect."""
+    if not isinstance(tolerations, list):
+        return []
+    found: list[ConfigProblem] = []
+    for index, toleration in enumerate(tolerations):
+        if isinstance(toleration, Mapping):
+            found.extend(_toleration(toleration, f"{path}[{index}]"))
+    return found
+
+
+def _toleration(toleration: Mapping[str, Any], where: str) -> Iterator[ConfigProblem]:
+    key = _text(toleration.get("key"))
+    operator = _text(toleration.get("operator"))
+    value = _text(toleration.get("value"))
+    effect = _text(toleration.get("effect"))
+    if key and (problem := label_key_problem(key)):
+        yield ConfigProblem(f"{where}.key", f"not a valid label key: {problem}")
+    if not key and operator != "Exists":
+        yield ConfigProblem(
+            f"{where}.operator", "must be Exists when the key is empty (which tolerates every taint)"
+        )
+    if toleration.get("tolerationSeconds") is not None and effect != "NoExecute":
+        yield ConfigProblem(f"{where}.effect", "must be NoExecute when tolerationSeconds is set")
+    if operator in ("", "Equal"):
+        if message := label_value_message(value):
+            yield ConfigProblem(f"{where}.value", message)
+    elif operator == "Exists":
+        if value:
+            yield ConfigProblem(f"{where}.value", "must be empty when the operator is Exists")
+    else:
+        yield ConfigProblem(
+            f"{where}.operator", f"{shown(operator)} is not one of {', '.join(TOLERATION_OPERATORS)}"
+        )
+    if effect and effect not in TAINT_EFFECTS:
+        yield ConfigProblem(
+            f"{where}.effect",
+            f"{shown(effect)} is not one of {', '.join(TAINT_EFFECTS)} (or empty: every effect)",
+        )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def image_problems(image: object, path: str) -> list[ConfigProblem]:
+    """The kubelet's verdict on an image reference (an empty or missing one is reported elsewhere)."""
+    if not isinstance(image, str) or not image.strip():
+        return []
+    problem = image_problem(image)
+    return [] if problem is None else [ConfigProblem(path, f"not an image the kubelet can pull: {problem}")]
+
+
+def nul_in_env_message(name: object) -> str:
+    return f"the value of {shown(name)} contains a NUL byte (\\0): an environment cannot hold one"
+
+
+def nul_problems(container: Mapping[str, Any], path_of: Any, *, env_from: int = 0) -> list[ConfigProblem]:
+    """NUL bytes in a container's ``command``, ``args`` or env values from index ``env_from`` on (the
+    entries before it were checked where the app's env was read): a process cannot be given one.
+    ``path_of(place)`` names a place in the container (``("env", 2, "value")``) as a config key."""
+    found: list[ConfigProblem] = []
+    for field in ("command", "args"):
+        items = container.get(field)
+        if isinstance(items, list):
+            for index, item in enumerate(items):
+                if isinstance(item, str) and NUL in item:
+                    found.append(ConfigProblem(path_of((field, index)), "contains a NUL byte (\\0)"))
+    env = container.get("env")
+    if isinstance(env, list):
+        for index, var in enumerate(env[env_from:], start=env_from):
+            if isinstance(var, Mapping) and isinstance(var.get("value"), str) and NUL in var["value"]:
+                found.append(
+                    ConfigProblem(path_of(("env", index, "value")), nul_in_env_message(var.get("name")))
+                )
+    return found

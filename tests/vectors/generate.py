@@ -1,0 +1,184 @@
+"""Regenerate tests/fixtures/kube_validation_vectors.json: Kubernetes' own verdicts on tricky strings.
+
+``python -m tests.vectors.generate`` (``make vectors``; needs Go and the Go module proxy) runs the
+judge in ``tests/vectors/judge`` — ``k8s.io/apimachinery``'s ``IsQualifiedName``,
+``IsValidLabelValue``, ``IsDNS1123Label``, ``IsDNS1123Subdomain``, ``IsEnvVarName`` and
+``resource.ParseQuantity``, and ``reference.ParseNormalizedNamed`` (how the kubelet reads an image) —
+over the inputs below and writes its answers. The file is committed; ``make test`` only reads it
+(tests/core/test_kube_vectors.py), so the suite needs no Go.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Final
+
+HERE: Final = Path(__file__).resolve().parent
+OUTPUT: Final = HERE.parent / "fixtures" / "kube_validation_vectors.json"
+RANDOM_INPUTS: Final = 400
+SEED: Final = 20261202
+ALPHABET: Final = "aZ09-._/:@+=~ \t\n\r\x00\u00e9\u0430\u0445\u0661\u0663\u200b\u00a0\ufeffkKmMGiEeu"
+"""Letters, digits, every separator the grammars use, whitespace, NUL and look-alikes: Cyrillic a and x
+(U+0430, U+0445), Arabic-Indic digits, a zero-width space, a no-break space, a BOM."""
+
+SHA: Final = "sha256:" + "a" * 64
+CURATED: Final = [
+    # names, label values, subdomains
+    "",
+    "a",
+    "abc",
+    "ABC",
+    "a-b",
+    "-a",
+    "a-",
+    "a.b",
+    "a_b",
+    "a..b",
+    "a" * 63,
+    "a" * 64,
+    "a." * 126 + "a",
+    "a." * 127 + "a",
+    "example.com/name",
+    "example.com/",
+    "/name",
+    "Example.com/name",
+    "a/b/c",
+    "flyte\n",
+    "flyte\r",
+    "flyte ",
+    " flyte",
+    "fly te",
+    "nam\u0435",  # a Cyrillic e
+    "na\u200bme",
+    "\ufeffname",
+    "x\x00y",
+    # environment variable names
+    "GOOD",
+    "GOOD\n",
+    "_GOOD",
+    "1BAD",
+    "good.name-x",
+    "A=B",
+    "PATH",
+    "caf\u00e9",
+    # quantities
+    "1",
+    "0",
+    "1Gi",
+    "1Gi\n",
+    " 1Gi",
+    "1gi",
+    "1G",
+    "1e3",
+    "1E3",
+    "1.5",
+    ".5",
+    "5.",
+    "-1",
+    "+1",
+    "100m",
+    "1001m",
+    "1Ki",
+    "1k",
+    "1K",
+    "\u0663",
+    "1\u0663",
+    "\u0661Gi",
+    "1Mi ",
+    "1.5Gi",
+    "0.1m",
+    "1n",
+    "1u",
+    "9" * 20,
+    "1Ei",
+    "2Ei",
+    "1e",
+    "e1",
+    "Gi",
+    # images
+    "nginx",
+    "nginx:1.27",
+    "nginx:1.27\u200b",
+    "ngin\u0445:1.27",
+    "Nginx",
+    "nginx:Latest",
+    "library/nginx",
+    "docker.io/library/nginx:1.27",
+    "ghcr.io/flyteorg/flyte:v2.0.0",
+    "localhost/app",
+    "localhost:5000/app:tag",
+    "127.0.0.1:5000/app",
+    "[fe80::1]:5000/app",
+    "[fe80::1%eth0]:5000/app",
+    "registry.example.com/Team/app",
+    "Registry.Example.com/team/app",
+    "app@" + SHA,
+    "app:1.0@" + SHA,
+    "app@sha256:" + "a" * 63,
+    "app@sha256:" + "A" * 64,
+    "app@sha512:" + "a" * 128,
+    "app@md5:" + "a" * 32,
+    "a" * 64,
+    "a" * 256,
+    "example.com/" + "a" * 250,
+    "app:" + "t" * 128,
+    "app:" + "t" * 129,
+    "app:-tag",
+    "app:_tag",
+    "app:.tag",
+    "a__b/c",
+    "a___b/c",
+    "a--b/c",
+    "a.-b",
+    "app:",
+    ":tag",
+    "app//x",
+    "app/",
+    "app\n",
+    " app",
+    "app ",
+    "foo_bar.com:8080",
+    "foo/foo_bar.com:8080",
+    "ex\u00e4mple.com/app",
+]
+
+
+def inputs() -> list[str]:
+    rng = random.Random(SEED)
+    generated = [
+        "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(1, 12))) for _ in range(RANDOM_INPUTS)
+    ]
+    seen: dict[str, None] = {}
+    for value in [*CURATED, *generated]:
+        seen.setdefault(value, None)
+    return list(seen)
+
+
+def main() -> int:
+    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"}
+    done = subprocess.run(
+        ["go", "run", "."],
+        cwd=HERE / "judge",
+        input=json.dumps(inputs()),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        return done.returncode
+    verdicts = json.loads(done.stdout)
+    OUTPUT.write_text(json.dumps(verdicts, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
+    print(f"{OUTPUT}: {len(verdicts)} inputs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
