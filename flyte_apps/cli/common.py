@@ -300,6 +300,11 @@ def fail(code: int, message: str) -> NoReturn:
     raise typer.Exit(code)
 
 
+MAX_PROBLEM_LINES: Final = 200
+"""Config problems printed at most: a generated or hostile stack with thousands of mistakes must not
+flood a CI log; the count of the others is said."""
+
+
 @contextmanager
 def translate_errors() -> Iterator[None]:
     """Map domain errors to exit codes: config 2, not found 1, cluster unreachable/forbidden 3,
@@ -307,8 +312,11 @@ def translate_errors() -> Iterator[None]:
     try:
         yield
     except ConfigError as exc:
-        for problem in exc.problems:
+        for problem in exc.problems[:MAX_PROBLEM_LINES]:
             typer.echo(f"error: {printable(redact(str(problem)))}", err=True)
+        hidden = len(exc.problems) - MAX_PROBLEM_LINES
+        if hidden > 0:
+            typer.echo(f"error: and {hidden:,} more problems, not shown (fix these first)", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     except KubeNotFound as exc:
         fail(EXIT_NOT_FOUND, str(exc))

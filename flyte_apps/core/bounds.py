@@ -7,6 +7,8 @@ a hang, a ``RecursionError`` or a line the size of the input:
 
 - size: a file (or one value from the engine) larger than :data:`MAX_INPUT_BYTES` is not parsed;
 - nesting: :data:`MAX_NESTING` levels, checked without recursion before anything recursive runs;
+- cost: a stack of more than :data:`MAX_STACK_VALUES` values, or pod templates of more than
+  :data:`MAX_POD_TEMPLATE_VALUES` together, is refused before it is planned (:func:`cost_problems`);
 - numbers: a number literal longer than :data:`MAX_NUMBER_CHARS` characters is refused before Python
   turns it into an ``int`` (which costs quadratic time, and refuses more than 4,300 digits anyway);
 - quoting: an error line quotes at most :data:`MAX_SHOWN_CHARS` characters of a value (:func:`shown`),
@@ -20,13 +22,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 
 MAX_INPUT_BYTES: Final = 16 * 1024 * 1024
 """A stack file, or one config value as the engine hands it over; 10,000 generated apps take 6 MB."""
+MAX_STACK_VALUES: Final = 1_000_000
+"""Values one stack's config may hold: planning costs about 16 µs a value (10,000 generated apps hold
+565,000 and render in 9 s on one core); the byte bound alone let a file plan for over a minute."""
+MAX_POD_TEMPLATE_VALUES: Final = 100_000
+"""Values the apps' pod templates may hold together: each costs about 70 µs (schemas, merge), so
+100,000 (1,000 apps with a pod template of 100 values) plan in about 7 s."""
 MAX_NESTING: Final = 64
 """Levels of maps and lists; a stack file needs about 8 (``config``/key/apps/app/container/env/...)."""
 MAX_NUMBER_CHARS: Final = 40
@@ -132,6 +140,57 @@ def json_nesting(text: str) -> int:
         elif char in _JSON_CLOSE:
             depth -= 1
     return deepest
+
+
+def value_count(value: object, limit: int) -> int:
+    """How many values (scalars, maps, lists; a map's keys not counted) ``value`` holds, without
+    recursion; stops counting past ``limit`` (all a caller needs to know is that it is too many)."""
+    count = 0
+    stack: list[object] = [value]
+    while stack and count <= limit:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+    return count
+
+
+def cost_problems(
+    config: Mapping[str, Any], apps_key: str, pod_key: str, *, where: str | None = None
+) -> list[ConfigProblem]:
+    """The stack's size in values against :data:`MAX_STACK_VALUES` and, for the pod templates
+    (``pod_key`` of each entry of ``apps_key``), :data:`MAX_POD_TEMPLATE_VALUES`: what planning costs
+    grows with them (a value in a pod template costs about three elsewhere: it is checked against
+    Knative's and Kubernetes' schemas), so a file within the byte bound still plans in seconds. The
+    problem is at ``where`` (a file), else at ``apps_key``."""
+    total = value_count(list(config.values()), MAX_STACK_VALUES)
+    if total > MAX_STACK_VALUES:
+        return [
+            ConfigProblem(
+                where or apps_key,
+                f"the stack holds more than {MAX_STACK_VALUES:,} values (scalars, maps and lists; 10,000 "
+                "apps hold about 565,000): split it into several stacks",
+            )
+        ]
+    apps = config.get(apps_key)
+    pods = (
+        [app[pod_key] for app in apps if isinstance(app, dict) and pod_key in app]
+        if isinstance(apps, list)
+        else []
+    )
+    in_pods = value_count(pods, MAX_POD_TEMPLATE_VALUES + 1) - 1  # not the list itself
+    if in_pods > MAX_POD_TEMPLATE_VALUES:
+        return [
+            ConfigProblem(
+                where or apps_key,
+                f"the apps' pod templates ({apps_key}[*].{pod_key}) hold more than "
+                f"{MAX_POD_TEMPLATE_VALUES:,} values together (each is checked against Knative's and "
+                "Kubernetes' schemas): split the stack",
+            )
+        ]
+    return []
 
 
 def nesting(value: object) -> int:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flyte_apps.core import constants as c
-from flyte_apps.core.config.keys import KEY_APPS, KEY_KNATIVE, KEY_PLATFORM, PREFIX
+from flyte_apps.core.bounds import cost_problems
+from flyte_apps.core.config.keys import APP_KEY_POD, KEY_APPS, KEY_KNATIVE, KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.models import AppConfig, PlatformConfig
 from flyte_apps.core.config.spec_rules import input_app_warnings
 from flyte_apps.core.domains import CustomDomains, build_custom_domains
@@ -95,6 +96,9 @@ def plan_stack(
     ``problems`` and ``warnings`` come from reading the stack files (``flyte_apps.core.stackfile``):
     they are reported together with the config's own, so one run shows everything that is wrong."""
     found = list(problems)
+    too_costly = cost_problems(raw, PREFIX + KEY_APPS, APP_KEY_POD)
+    if too_costly:
+        raise ConfigError([*found, *too_costly])
     config = gather_stack_config(raw, found)
     apps: list[AppPlan] = []
     if config is not None:

@@ -19,10 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from flyte_apps.core.bounds import shown
+from flyte_apps.core.bounds import cost_problems, shown
+from flyte_apps.core.config.keys import APP_KEY_POD, KEY_APPS
 from flyte_apps.core.config.kit import unknown_key_message
 from flyte_apps.core.constants import PROJECT_NAME
-from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.yamlin import Keys, LaterMap, YamlIssue, read_yaml
 
 PROJECT_FILE: Final = "Pulumi.yaml"
@@ -139,6 +140,10 @@ def parse_stack_file(text: str, source: str) -> StackInput:
             continue
         spelled[normal] = key
         values[normal] = value
+    too_costly = cost_problems(values, f"{PROJECT_NAME}:{KEY_APPS}", APP_KEY_POD, where=source)
+    if too_costly:
+        # Refused before anything else looks at the file: locating even one problem in it walks it all.
+        raise ConfigError(too_costly)
     key_lines = LaterMap(
         lambda: {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys)}
     )

@@ -232,8 +232,20 @@ STRICT: dict[str, tuple[dict[str, Any], str]] = {
 
 @pytest.mark.parametrize("case", sorted(STRICT))
 def test_a_value_that_only_looks_valid_is_refused_at_its_key(tmp_path: Path, case: str) -> None:
-    # ``^...$`` with re.match took a trailing newline, and \\d any script's digits (issue "Correct before fast").
+    # ``^...$`` with re.match took a trailing newline, and \\d any script's digits.
     config, key = STRICT[case]
     lines = errors(tmp_path, config)
     assert len(lines) == 1, lines
     assert f" {key}" in lines[0], lines
+
+
+def test_at_most_200_problems_are_printed_and_the_rest_counted(tmp_path: Path) -> None:
+    config = minimal_config()
+    config["flyte-apps:apps"] = [{"name": f"app{i}", "container": {"image": "Nginx"}} for i in range(250)]
+    stack = tmp_path / "Pulumi.test.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}, sort_keys=False), encoding="utf-8")
+    result = CliRunner().invoke(app, ["render", "--config", str(stack), "--project-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 201
+    assert lines[-1] == "error: and 50 more problems, not shown (fix these first)"

@@ -49,7 +49,36 @@ def platform(setting: str) -> str:
     return HEAD + f"  flyte-apps:platform:\n    {setting}\n" + APP
 
 
+def pod_templates(apps: int) -> str:
+    """``apps`` apps, each with a pod template of about 66 values (a sidecar, env, volumes)."""
+    entry = (
+        "    - name: app{i}\n"
+        "      pod:\n"
+        "        spec:\n"
+        "          containers:\n"
+        "            - name: app\n"
+        "              image: nginx:1.27\n"
+        "              env: [" + ", ".join(f"{{name: E{j}, value: x}}" for j in range(10)) + "]\n"
+        "            - {name: side, image: 'busybox:1.36', args: [" + ", ".join("a" * 10) + "]}\n"
+        "          volumes: [" + ", ".join(f"{{name: v{j}, emptyDir: {{}}}}" for j in range(5)) + "]\n"
+    )
+    return HEAD + "  flyte-apps:apps:\n" + "".join(entry.replace("{i}", str(i)) for i in range(apps))
+
+
+def many_values(count: int) -> str:
+    """One app whose env holds a list of ``count`` values: a file of 2 MB, within the byte bound."""
+    return HEAD + APP + "        env:\n          BIG: [" + "1," * count + "]\n"
+
+
 HOSTILE: dict[str, tuple[Callable[[], str], str]] = {
+    "pod-templates-beyond-the-cost-bound": (
+        lambda: pod_templates(1_600),
+        "the apps' pod templates (flyte-apps:apps[*].pod) hold more than 100,000 values together",
+    ),
+    "values-beyond-the-cost-bound": (
+        lambda: many_values(1_000_001),
+        "the stack holds more than 1,000,000 values",
+    ),
     "alias-bomb": (billion_laughs, "aliases (*name); a stack file may use at most 20"),
     "500-levels": (lambda: nested(500), "nests maps and lists deeper than 64 levels"),
     "3000-levels": (lambda: nested_block(3000), "exceeded maximum nesting depth"),

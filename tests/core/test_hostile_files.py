@@ -17,6 +17,7 @@ from flyte_apps.core.bounds import (
     MAX_INPUT_BYTES,
     MAX_NESTING,
     MAX_NUMBER_CHARS,
+    MAX_POD_TEMPLATE_VALUES,
     MAX_SHOWN_CHARS,
     bounded,
     bounded_problem,
@@ -366,3 +367,15 @@ def test_engine_json_beyond_the_bounds_is_a_config_error(text: str, message: str
 def test_json_nesting_ignores_brackets_inside_strings() -> None:
     assert json_nesting(json.dumps({"a": ["[[[[", {"b": "]]}"}]})) == 3
     assert nesting({"a": [1, {"b": [2]}]}) == 4
+
+
+def test_the_program_refuses_a_stack_beyond_the_cost_bound_before_planning_it() -> None:
+    # What the engine hands the Pulumi program is bounded like a stack file read by the CLI.
+    config = minimal_config()
+    app = config["flyte-apps:apps"][0]
+    app["pod"] = {"spec": {"containers": [{"name": "app", "args": ["a"] * (MAX_POD_TEMPLATE_VALUES + 1)}]}}
+    with pytest.raises(ConfigError) as raised:
+        plan_stack(config)
+    [problem] = raised.value.problems
+    assert problem.path == "flyte-apps:apps"
+    assert "hold more than 100,000 values together" in problem.message

@@ -14,3 +14,5 @@ KEY_APPS: Final = "apps"
 KEY_MANAGER: Final = "manager"
 KEY_KNATIVE: Final = "knative"
 TOP_LEVEL_KEYS: Final = (KEY_PLATFORM, KEY_PROJECT, KEY_DOMAIN, KEY_APPS, KEY_MANAGER, KEY_KNATIVE)
+APP_KEY_POD: Final = "pod"
+"""An app's pod template, the costliest part of an app to check."""
