@@ -16,7 +16,7 @@ shows a lone line at once to ``logs -f | jq``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import dataclass
 from enum import StrEnum
@@ -44,7 +44,7 @@ from flyte_apps.cli.common import (
     translate_errors,
     with_client,
 )
-from flyte_apps.core.logparse import KUBELET_STAMP_LENGTH, KubeletLines, LogLine, LogTime
+from flyte_apps.core.logparse import LogLine
 from flyte_apps.core.printable import printable
 from flyte_apps.kube.logs import (
     DEFAULT_POLL_INTERVAL,
@@ -101,18 +101,8 @@ class LineStyle:
     timestamps: bool = False
 
 
-_JSON: Final = json.JSONEncoder(ensure_ascii=False)
-"""Encodes one string exactly as ``json.dumps(..., ensure_ascii=False)`` writes it inside a record."""
 _FLUSH_AT: Final = 256 * 1024
 """Characters of formatted output held back at most, even while more lines are waiting."""
-_FRACTION: Final = len(".000000000Z")
-"""The end of ``LogTime.rfc3339()`` that changes within a second."""
-_NANOS: Final = 1_000_000_000
-_MESSAGE: Final = KUBELET_STAMP_LENGTH + 1
-"""Where the message starts in a line of :class:`KubeletLines` (after the timestamp and a space)."""
-_BETWEEN_STRINGS: Final = '", "'
-"""What separates two strings in a JSON list: no JSON string holds it (its second quote would be
-unescaped), so splitting an encoded list of strings on it gives each string's encoded content."""
 
 
 def _shown(message: str) -> str:
@@ -122,80 +112,31 @@ def _shown(message: str) -> str:
 
 def render_line(event: ReplicaLine, style: LineStyle) -> str:
     """One output line for one log line (no newline)."""
-    return LineRenderer(style).render(ReplicaLines(event.replica, (event.line,)))[:-1]
+    return LineRenderer(style).line(event.replica, event.line)
 
 
 class LineRenderer:
-    """The output lines of log lines, a batch at a time, as ``style`` asks.
-
-    The same text as ``json.dumps({"replica": ..., "timestamp": ..., "message": ...},
-    ensure_ascii=False)`` per line, or the text form; what the lines of a batch share (the replica
-    prefix) is made once per batch, and the costly part of a timestamp (its date and time of day)
-    once per second of log time rather than per line."""
+    """The output lines of log lines, a batch at a time, as ``style`` asks: per line, exactly
+    ``json.dumps({"replica": ..., "timestamp": ..., "message": ...}, ensure_ascii=False)`` (the
+    timestamp as the kubelet writes it, or null), or the text form."""
 
     def __init__(self, style: LineStyle) -> None:
         self.style = style
-        self._second = -1
-        self._head = ""
 
     def render(self, batch: ReplicaLines) -> str:
         """Every line of ``batch``, each followed by a newline."""
-        lines = batch.lines
-        style = self.style
-        if isinstance(lines, KubeletLines) and lines:
-            return self._render_kubelet(batch.replica, lines.texts)
-        if style.output is OutputFormat.JSON:
-            head = f'{{"replica": {_JSON.encode(batch.replica)}, "timestamp": '
-            encode = _JSON.encode
-            return "".join(
-                f'{head}"{stamp}", "message": {encode(line.message)}}}\n'
-                if stamp is not None
-                else f'{head}null, "message": {encode(line.message)}}}\n'
-                for line, stamp in zip(lines, self._stamps(lines), strict=True)
-            )
-        prefix = f"{batch.replica} | " if style.prefix else ""
-        if style.timestamps:
-            return "".join(
-                f"{prefix}{stamp} {_shown(line.message)}\n"
-                if stamp is not None
-                else f"{prefix}{_shown(line.message)}\n"
-                for line, stamp in zip(lines, self._stamps(lines), strict=True)
-            )
-        return "".join(f"{prefix}{_shown(line.message)}\n" for line in lines)
+        return "".join(f"{self.line(batch.replica, line)}\n" for line in batch.lines)
 
-    def _render_kubelet(self, replica: str, texts: list[str]) -> str:
-        """:meth:`render` of lines that all carry the kubelet's timestamp, from their text: a
-        timestamp's text is its ``rfc3339()``, and the messages of a JSON batch are encoded at once."""
-        style = self.style
-        if style.output is OutputFormat.JSON:
-            head = f'{{"replica": {_JSON.encode(replica)}, "timestamp": "'
-            # Each encoded line is "<timestamp> <message>" with the message encoded: the timestamp
-            # has nothing to escape.
-            encoded = _JSON.encode(texts)[2:-2].split(_BETWEEN_STRINGS)
-            return "".join(
-                [
-                    f'{head}{text[:KUBELET_STAMP_LENGTH]}", "message": "{text[_MESSAGE:]}"}}\n'
-                    for text in encoded
-                ]
-            )
-        prefix = f"{replica} | " if style.prefix else ""
-        if style.timestamps:
-            return "".join([f"{prefix}{_shown(text)}\n" for text in texts])
-        return "".join([f"{prefix}{_shown(text[_MESSAGE:])}\n" for text in texts])
-
-    def _stamps(self, lines: Sequence[LogLine]) -> list[str | None]:
-        """``LogTime.rfc3339()`` of each line's timestamp (None without one)."""
-        out: list[str | None] = []
-        for line in lines:
-            stamp: LogTime | None = line.timestamp
-            if stamp is None:
-                out.append(None)
-                continue
-            second, nanos = divmod(stamp.unix_nanos, _NANOS)
-            if second != self._second:
-                self._second, self._head = second, stamp.rfc3339()[:-_FRACTION]
-            out.append(f"{self._head}.{nanos:09d}Z")
-        return out
+    def line(self, replica: str, line: LogLine) -> str:
+        """One log line as printed (no newline)."""
+        stamp = None if line.timestamp is None else line.timestamp.rfc3339()
+        if self.style.output is OutputFormat.JSON:
+            record = {"replica": replica, "timestamp": stamp, "message": line.message}
+            return json.dumps(record, ensure_ascii=False)
+        prefix = f"{replica} | " if self.style.prefix else ""
+        if self.style.timestamps and stamp is not None:
+            return f"{prefix}{stamp} {_shown(line.message)}"
+        return f"{prefix}{_shown(line.message)}"
 
 
 class _Printer:

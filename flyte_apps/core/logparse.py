@@ -3,8 +3,8 @@
 Pure: no Kubernetes or Pulumi here. The API server sends log bytes; :class:`LineBuffer` cuts them
 into lines exactly as upstream does (split on ``\\n``, trailing ``\\r``/``\\n`` trimmed, a final
 unterminated line kept at the end of the stream), :func:`parse_line` splits off the kubelet's
-timestamp (reference (c)19), and :class:`ResumeCursor` decides which lines of a re-opened stream
-were already printed.
+timestamp (as upstream's ``parseLogLine`` does), and :class:`ResumeCursor` decides which lines of a
+re-opened stream were already printed.
 
 Timestamps keep the kubelet's nanoseconds: :class:`LogTime` is an integer count of nanoseconds
 since the Unix epoch, because ``datetime`` stops at microseconds and two lines a few hundred
@@ -14,15 +14,17 @@ nanoseconds apart must stay distinct (and ordered) for de-duplication to be exac
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, overload
+from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from flyte_apps.core.bounds import size_text
 from flyte_apps.core.durations import NANOS_PER_SECOND
 
 _SECONDS_PER_DAY: Final = 86_400
 _FRACTION_DIGITS: Final = 9
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 # RFC 3339 as Go's time.Parse(time.RFC3339Nano, ...) reads it: a fraction of any length (digits
 # past the ninth are dropped, not rounded), "Z" or a numeric offset. ASCII digits only: Python's
@@ -35,57 +37,10 @@ _RFC3339: Final = re.compile(
 )
 
 
-_KUBELET_STAMP: Final = (
-    r"(?:[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)"
-    r"|(?:0[13578]|1[02])-31)"
-    r"|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)"
-    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{9}Z"
-)
-"""The kubelet's timestamp, ``YYYY-MM-DDTHH:MM:SS.<9 digits>Z``, of a day that exists (leap years
-included) and a valid time of day: exactly the texts of that shape :meth:`LogTime.parse` accepts."""
-_KUBELET_LINE_AFTER_NEWLINE: Final = re.compile(f"\n(?={_KUBELET_STAMP} )")
-KUBELET_STAMP_LENGTH: Final = len("2024-01-01T00:00:00.000000000Z")
-_SECOND_LENGTH: Final = len("2024-01-01T00:00:00")
 _TRAILING_CR: Final = re.compile("\r+$", re.MULTILINE)
 
 
 # --- timestamps ----------------------------------------------------------------------------------
-
-
-def _is_leap(year: int) -> bool:
-    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-
-
-def _days_in_month(year: int, month: int) -> int:
-    if month == 2:
-        return 29 if _is_leap(year) else 28
-    return 30 if month in (4, 6, 9, 11) else 31
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-
-    Used instead of ``datetime`` so that every year RFC 3339 can write (0000-9999) works.
-    """
-    year -= month <= 2
-    era = year // 400
-    year_of_era = year - era * 400
-    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146_097 + day_of_era - 719_468
-
-
-def _civil_from_days(days: int) -> tuple[int, int, int]:
-    """Inverse of :func:`_days_from_civil`: (year, month, day)."""
-    days += 719_468
-    era = days // 146_097
-    day_of_era = days - era * 146_097
-    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36_524 - day_of_era // 146_096) // 365
-    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
-    shifted_month = (5 * day_of_year + 2) // 153
-    day = day_of_year - (153 * shifted_month + 2) // 5 + 1
-    month = shifted_month + (3 if shifted_month < 10 else -9)
-    return year_of_era + era * 400 + (month <= 2), month, day
 
 
 @dataclass(frozen=True, order=True)
@@ -96,25 +51,27 @@ class LogTime:
 
     @classmethod
     def parse(cls, text: str) -> LogTime | None:
-        """The instant ``text`` writes in RFC 3339 (fraction optional), or None if it is not one."""
+        """The instant ``text`` writes in RFC 3339 (fraction optional), or None if it is not one (a day
+        or time of day that does not exist; the year 0000, which ``datetime`` cannot hold)."""
         match = _RFC3339.fullmatch(text)
         if match is None:
             return None
-        year, month, day = (int(match[key]) for key in ("year", "month", "day"))
-        hour, minute, second = (int(match[key]) for key in ("hour", "minute", "second"))
-        if not (1 <= month <= 12 and 1 <= day <= _days_in_month(year, month)):
-            return None
-        if hour > 23 or minute > 59 or second > 59:
-            return None
-        offset = 0
+        year, month, day, hour, minute, second = (
+            int(match[key]) for key in ("year", "month", "day", "hour", "minute", "second")
+        )
+        offset = timedelta()
         if match["sign"] is not None:
-            offset_hour, offset_minute = int(match["offset_hour"]), int(match["offset_minute"])
-            if offset_hour > 23 or offset_minute > 59:
+            hours, minutes = int(match["offset_hour"]), int(match["offset_minute"])
+            if hours > 23 or minutes > 59:
                 return None
-            offset = (offset_hour * 3600 + offset_minute * 60) * (1 if match["sign"] == "+" else -1)
+            offset = timedelta(hours=hours, minutes=minutes) * (1 if match["sign"] == "+" else -1)
+        try:
+            moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC) - offset
+        except (ValueError, OverflowError):
+            return None
+        since = moment - _EPOCH
         fraction = (match["fraction"] or "")[:_FRACTION_DIGITS].ljust(_FRACTION_DIGITS, "0")
-        seconds = _days_from_civil(year, month, day) * _SECONDS_PER_DAY + hour * 3600 + minute * 60 + second
-        return cls((seconds - offset) * NANOS_PER_SECOND + int(fraction))
+        return cls((since.days * _SECONDS_PER_DAY + since.seconds) * NANOS_PER_SECOND + int(fraction))
 
     @property
     def whole_seconds(self) -> LogTime:
@@ -130,12 +87,11 @@ class LogTime:
         return f"{self._date_time()}Z"
 
     def _date_time(self) -> str:
-        seconds = self.unix_nanos // NANOS_PER_SECOND
-        days, second_of_day = divmod(seconds, _SECONDS_PER_DAY)
-        year, month, day = _civil_from_days(days)
-        hour, rest = divmod(second_of_day, 3600)
-        minute, second = divmod(rest, 60)
-        return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}"
+        moment = _EPOCH + timedelta(seconds=self.unix_nanos // NANOS_PER_SECOND)
+        return (
+            f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+            f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+        )
 
     def __str__(self) -> str:
         return self.rfc3339()
@@ -271,76 +227,10 @@ def _trimmed(text: str) -> str:
     return _TRAILING_CR.sub("", text) if "\r" in text else text
 
 
-def parse_lines(text: str, parse: Callable[[str], LogLine] = parse_line) -> Sequence[LogLine]:
+def parse_lines(text: str) -> list[LogLine]:
     """The lines of ``text`` (joined by ``\\n``, as :meth:`LineBuffer.feed_text` returns them), each
-    read as :func:`parse_line` reads it: a :class:`KubeletLines` when every line starts with the
-    kubelet's timestamp (what the API server sends), else ``parse`` applied to each line."""
-    lines = text.split("\n")
-    if len(_KUBELET_LINE_AFTER_NEWLINE.findall(f"\n{text}")) == len(lines):
-        return KubeletLines(lines)
-    return [parse(line) for line in lines]
-
-
-class KubeletLines(Sequence[LogLine]):
-    """Lines that each start with the kubelet's timestamp (:data:`_KUBELET_STAMP`) and a space, kept as
-    the text that came: a :class:`LogLine` is made only when one is asked for, and what a printer
-    and the resume cursor need of a whole batch (the text, the newest timestamp) is read from the
-    text in bulk. Equal to any sequence of the same :class:`LogLine` values."""
-
-    __slots__ = ("_second", "_second_nanos", "texts")
-
-    def __init__(self, texts: list[str]) -> None:
-        self.texts: Final = texts
-        """Each line as the API server sent it: ``<timestamp> <message>``. A timestamp's text is what
-        :meth:`LogTime.rfc3339` writes for it."""
-        self._second = ""
-        self._second_nanos = 0
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    @overload
-    def __getitem__(self, index: int) -> LogLine: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[LogLine]: ...
-    def __getitem__(self, index: int | slice) -> LogLine | list[LogLine]:
-        if isinstance(index, slice):
-            return [self._line(text) for text in self.texts[index]]
-        return self._line(self.texts[index])
-
-    def __iter__(self) -> Iterator[LogLine]:
-        return map(self._line, self.texts)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, KubeletLines):
-            return self.texts == other.texts
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"KubeletLines({self.texts!r})"
-
-    def newest(self) -> tuple[LogTime, int]:
-        """The newest timestamp of these lines, and how many lines carry it."""
-        newest = max(self.texts)[:KUBELET_STAMP_LENGTH]  # the texts sort as their instants do
-        stamp = LogTime.parse(newest)
-        if stamp is None:  # pragma: no cover - the lines were checked
-            msg = f"not a kubelet timestamp: {newest!r}"
-            raise ValueError(msg)
-        newline = "\n"
-        return stamp, f"{newline}{newline.join(self.texts)}".count(f"{newline}{newest} ")
-
-    def _line(self, text: str) -> LogLine:
-        second = text[:_SECOND_LENGTH]
-        if second != self._second:
-            parsed = LogTime.parse(f"{second}Z")
-            if parsed is None:  # pragma: no cover - the lines were checked
-                msg = f"not a kubelet timestamp: {text[:KUBELET_STAMP_LENGTH]!r}"
-                raise ValueError(msg)
-            self._second, self._second_nanos = second, parsed.unix_nanos
-        nanos = self._second_nanos + int(text[_SECOND_LENGTH + 1 : KUBELET_STAMP_LENGTH - 1])
-        return LogLine(message=text[KUBELET_STAMP_LENGTH + 1 :], timestamp=LogTime(nanos))
+    read by :func:`parse_line`."""
+    return [parse_line(line) for line in text.split("\n")]
 
 
 # --- resuming ------------------------------------------------------------------------------------
@@ -400,21 +290,10 @@ class ResumeCursor:
             self._printed_at_last += 1
         return True
 
-    def admit_all(self, lines: Sequence[LogLine]) -> Sequence[LogLine]:
-        """The lines of ``lines`` that :meth:`admit` admits, in order, recorded as printed. Outside a
-        replay every line is admitted, and a :class:`KubeletLines` is then recorded in one go."""
-        if not isinstance(lines, KubeletLines) or self._replaying:
-            admit = self.admit
-            return [line for line in lines if admit(line)]
-        if not lines:
-            return lines
-        stamp, count = lines.newest()
-        self._admitted += len(lines)
-        if self._last is None or stamp > self._last:
-            self._last, self._printed_at_last = stamp, count
-        elif stamp == self._last:
-            self._printed_at_last += count
-        return lines
+    def admit_all(self, lines: Sequence[LogLine]) -> list[LogLine]:
+        """The lines of ``lines`` that :meth:`admit` admits, in order, recorded as printed."""
+        admit = self.admit
+        return [line for line in lines if admit(line)]
 
     def _repeats(self, stamp: LogTime) -> bool:
         """During a replay: is a line stamped ``stamp`` one already printed?"""

@@ -40,7 +40,7 @@ from kubernetes.client.exceptions import ApiException
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.models import AppId
-from flyte_apps.core.logparse import LineBuffer, LogLine, LogTime, ResumeCursor, parse_line, parse_lines
+from flyte_apps.core.logparse import LineBuffer, LogLine, ResumeCursor, parse_lines
 from flyte_apps.core.naming import kservice_name
 from flyte_apps.kube.api import DEFAULT_REQUEST_TIMEOUT, get_pod
 from flyte_apps.kube.bounded import READ_SIZE
@@ -241,36 +241,6 @@ def _status_waiting(pod: Any, container: str) -> str | None:
 # --- one stream ----------------------------------------------------------------------------------
 
 
-_KUBELET_STAMP: Final = len("2024-01-01T00:00:00.000000000Z")
-_SECOND: Final = len("2024-01-01T00:00:00")
-
-
-class LineParser:
-    """:func:`~flyte_apps.core.logparse.parse_line`, faster for the form the kubelet writes.
-
-    The kubelet stamps every line ``YYYY-MM-DDTHH:MM:SS.<9 digits>Z``, and a busy container writes
-    many lines within one second: the date and time of day are read (by ``LogTime.parse``) once per
-    second and the nanoseconds added, instead of a regular expression and a calendar per line.
-    Anything else goes to ``parse_line`` itself, so the result is always ``parse_line``'s."""
-
-    def __init__(self) -> None:
-        self._second = ""
-        self._second_nanos: int | None = None
-
-    def __call__(self, text: str) -> LogLine:
-        if len(text) > _KUBELET_STAMP and text[_KUBELET_STAMP] == " " and text[_KUBELET_STAMP - 1] == "Z":
-            fraction = text[_SECOND + 1 : _KUBELET_STAMP - 1]
-            if text[_SECOND] == "." and fraction.isdigit() and fraction.isascii():
-                second = text[:_SECOND]
-                if second != self._second:
-                    parsed = LogTime.parse(f"{second}Z")
-                    self._second, self._second_nanos = second, None if parsed is None else parsed.unix_nanos
-                if self._second_nanos is not None:
-                    stamp = LogTime(self._second_nanos + int(fraction))
-                    return LogLine(message=text[_KUBELET_STAMP + 1 :], timestamp=stamp)
-        return parse_line(text)
-
-
 class OpenStreams:
     """Log responses being read, so that another thread can unblock their reads at shutdown."""
 
@@ -447,7 +417,6 @@ def replica_batches(
             continue
         cursor.reopen()
         buffer = LineBuffer()
-        parse = LineParser()
         progress = False
         broken: Exception | None = None
         streams.add(response)
@@ -455,11 +424,11 @@ def replica_batches(
         try:
             for chunk in _chunks(response):
                 text = buffer.feed_text(chunk)
-                if text is not None and (batch := admit(parse_lines(text, parse))):
+                if text is not None and (batch := admit(parse_lines(text))):
                     progress = True
                     yield batch
             text = buffer.finish_text()
-            if text is not None and (last := admit(parse_lines(text, parse))):
+            if text is not None and (last := admit(parse_lines(text))):
                 yield last
         except _STREAM_ERRORS as exc:
             broken = exc

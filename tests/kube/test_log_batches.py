@@ -1,6 +1,6 @@
-"""Logs read in batches: the fast timestamp path means exactly what ``parse_line`` means, batches keep
-each replica's order, a follower says when it has caught up (so a printer flushes a lone line at
-once), and the CLI's batch formatting writes exactly what per-line ``json.dumps`` wrote."""
+"""Logs read in batches: batches keep each replica's order, a follower says when it has caught up (so a
+printer flushes a lone line at once), the CLI formats a batch as it formats each line, and a stream
+is cut into lines and read as urllib3 reads it."""
 
 from __future__ import annotations
 
@@ -18,20 +18,11 @@ import urllib3
 from kubernetes import client
 
 from flyte_apps.cli.logs import LineRenderer, LineStyle, OutputFormat, print_events, render_line
-from flyte_apps.core.logparse import (
-    KubeletLines,
-    LineBuffer,
-    LogLine,
-    LogTime,
-    ResumeCursor,
-    parse_line,
-    parse_lines,
-)
+from flyte_apps.core.logparse import LineBuffer, LogLine, LogTime
 from flyte_apps.core.printable import printable
 from flyte_apps.kube.logs import (
     CAUGHT_UP,
     CaughtUp,
-    LineParser,
     LogBatch,
     Notice,
     ReplicaLine,
@@ -42,41 +33,6 @@ from flyte_apps.kube.logs import _chunks as logs_chunks
 from tests.fakes.kube_api import FakeKubeApi
 from tests.kube.test_logs import APP, FOLLOW, NS, at, drive, log_requests, serving, wait_until
 from tests.kube.test_logs import watchdog as watchdog
-
-LINES = [
-    "2024-01-15T10:30:00.123456789Z Hello, world!",
-    "2024-01-15T10:30:00.123456789Z ",
-    "2024-01-15T10:30:00.123456789Z",
-    "2024-01-15T10:30:00.000000000Z  two spaces",
-    "2024-01-15T10:30:01.999999999Z next second",
-    "2024-01-15T10:30:00Z whole seconds",
-    "2024-01-15T10:30:00.5Z short fraction",
-    "2024-01-15T10:30:00.1234567891Z ten digits",
-    "2024-01-15T10:30:00.123456789+02:00 offset",
-    "2024-01-15T10:30:00.123456789z lower z",
-    "2024-02-30T10:30:00.123456789Z no such day",
-    "2024-01-15T24:30:00.123456789Z no such hour",
-    "2024-01-15 10:30:00.123456789Z a space inside",
-    "2024-01-15T10:30:00.12345678\u0669Z an Arabic-Indic digit",
-    "2024-01-15T10:30:00.12345678xZ a letter",
-    "2024-01-15T10:30:00,123456789Z a comma",
-    "0000-01-01T00:00:00.000000001Z year zero",
-    "9999-12-31T23:59:59.999999999Z the last instant",
-    "1969-12-31T23:59:59.999999999Z before the epoch",
-    " 2024-01-15T10:30:00.123456789Z leading space",
-    "plain message",
-    "",
-]
-
-
-@pytest.mark.parametrize("text", LINES, ids=range(len(LINES)))
-def test_the_fast_parser_reads_every_line_as_parse_line_does(text: str) -> None:
-    assert LineParser()(text) == parse_line(text)
-
-
-def test_the_fast_parser_keeps_its_second_across_lines_without_mixing_them_up() -> None:
-    parse = LineParser()
-    assert [parse(text) for text in LINES * 2] == [parse_line(text) for text in LINES * 2]
 
 
 def test_a_follower_hands_lines_over_in_order_and_says_when_it_has_caught_up(
@@ -198,21 +154,7 @@ def test_lines_are_flushed_when_caught_up_and_notes_come_after_the_lines_before_
     assert outputs == [("", ""), ("one\ntwo\n", ""), ("three\n", "a note\n"), ("four\n", "")]
 
 
-# --- lines read in bulk: the same lines, stamps, cursor and output as one by one -----------------
-
-
-KUBELET_TEXTS = [
-    '2024-01-15T10:30:00.123456789Z say "hi" ü \\ \x01 \u2028 \t',
-    "2024-01-15T10:30:00.123456789Z ",
-    '2024-01-15T10:30:00.123456789Z a", "b", "c',
-    "2024-01-15T10:30:00.123456789Z ends with a backslash \\",
-    '2024-01-15T10:30:00.123456789Z "timestamp": "2024-01-15T10:30:00.123456789Z x',
-    "2024-02-29T23:59:59.000000001Z a leap day",
-    "2000-02-29T00:00:00.000000000Z  two spaces",
-    "0000-01-01T00:00:00.000000001Z year zero",
-    "1969-12-31T23:59:59.999999999Z before the epoch",
-    "9999-12-31T23:59:59.999999999Z the last instant",
-]
+# --- cutting a stream into lines --------------------------------------------------------------
 
 
 def old_feed(pending: bytearray, chunk: bytes) -> list[str]:
@@ -248,85 +190,6 @@ def test_a_chunk_is_cut_into_the_same_lines_as_one_line_at_a_time() -> None:
         for piece in pieces:
             assert buffer.feed(piece) == old_feed(pending, piece), data
         assert buffer.finish() == ([pending.decode("utf-8", "replace").rstrip("\r\n")] if pending else [])
-
-
-def test_every_kubelet_timestamp_that_parses_is_read_in_bulk_and_no_other() -> None:
-    checked = 0
-    for year in ("0000", "0004", "1900", "1969", "2000", "2023", "2024", "2100", "2400", "9996", "9999"):
-        for month in range(14):
-            for day in (0, 1, 9, 10, 19, 20, 28, 29, 30, 31, 32):
-                for clock in ("00:00:00", "23:59:59", "24:00:00", "12:60:00", "12:00:60", "19:09:09"):
-                    text = f"{year}-{month:02d}-{day:02d}T{clock}.123456789Z message"
-                    parsed = parse_line(text)
-                    lines = parse_lines(text)
-                    assert list(lines) == [parsed], text
-                    assert isinstance(lines, KubeletLines) == (parsed.timestamp is not None), text
-                    checked += parsed.timestamp is not None
-    assert checked > 1000
-
-
-@pytest.mark.parametrize("text", LINES, ids=range(len(LINES)))
-def test_lines_read_in_bulk_are_what_parse_line_reads(text: str) -> None:
-    for block in ([text], [text, *KUBELET_TEXTS], [*KUBELET_TEXTS, text]):
-        lines = parse_lines("\n".join(block))
-        assert list(lines) == [parse_line(line) for line in block]
-        assert lines == [parse_line(line) for line in block]
-
-
-def test_kubelet_lines_behave_as_the_list_of_their_lines() -> None:
-    lines = parse_lines("\n".join(KUBELET_TEXTS))
-    expected = [parse_line(text) for text in KUBELET_TEXTS]
-    assert isinstance(lines, KubeletLines)
-    assert (len(lines), lines[0], lines[-1], lines[2:4], list(reversed(lines))) == (
-        len(expected),
-        expected[0],
-        expected[-1],
-        expected[2:4],
-        expected[::-1],
-    )
-    assert lines == expected
-    assert lines != expected[:-1]
-    assert lines == parse_lines("\n".join(KUBELET_TEXTS))
-    newest = max(line.timestamp for line in expected if line.timestamp is not None)
-    assert lines.newest() == (newest, 1)
-    same = parse_lines("\n".join(KUBELET_TEXTS[:5]))
-    assert isinstance(same, KubeletLines)
-    assert same.newest() == (stamp("2024-01-15T10:30:00.123456789Z"), 5)
-
-
-@pytest.mark.parametrize("style", STYLES, ids=str)
-def test_kubelet_lines_are_formatted_exactly_as_lines_were_one_by_one(style: LineStyle) -> None:
-    for texts in (KUBELET_TEXTS, KUBELET_TEXTS[:1], KUBELET_TEXTS[1:2], KUBELET_TEXTS[::-1]):
-        lines = parse_lines("\n".join(texts))
-        assert isinstance(lines, KubeletLines)
-        events = [ReplicaLine(BATCH.replica, parse_line(text)) for text in texts]
-        expected = "".join(f"{old_render(event, style)}\n" for event in events)
-        renderer = LineRenderer(style)
-        assert renderer.render(BATCH) == renderer.render(ReplicaLines(BATCH.replica, tuple(BATCH.lines)))
-        assert renderer.render(ReplicaLines(BATCH.replica, lines)) == expected
-
-
-def test_a_cursor_records_a_batch_at_once_exactly_as_line_by_line() -> None:
-    rng = random.Random(7)
-    seconds = ["2024-01-01T00:00:00", "2024-01-01T00:00:01", "2024-01-01T00:00:02"]
-    for _ in range(200):
-        one_by_one, bulk = ResumeCursor(), ResumeCursor()
-        for _batch in range(rng.randrange(1, 5)):
-            texts = [
-                f"{rng.choice(seconds)}.00000000{rng.randrange(3)}Z line {i}"
-                for i in range(rng.randrange(1, 6))
-            ]
-            if rng.random() < 0.3:
-                one_by_one.reopen()
-                bulk.reopen()
-            lines = parse_lines("\n".join(texts))
-            assert isinstance(lines, KubeletLines)
-            expected = [line for line in lines if one_by_one.admit(line)]
-            assert list(bulk.admit_all(lines)) == expected
-            assert vars(bulk) == vars(one_by_one), texts
-
-
-# --- the HTTP body: many chunks at a time, the same bytes and errors as urllib3's read_chunked ----
 
 
 class Trickle(io.RawIOBase):
