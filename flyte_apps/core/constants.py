@@ -75,6 +75,11 @@ ENV_ENDPOINT_PATTERN: Final = "INTERNAL_APP_ENDPOINT_PATTERN"
 ENV_EXECUTION_PROJECT: Final = "FLYTE_INTERNAL_EXECUTION_PROJECT"
 ENV_EXECUTION_DOMAIN: Final = "FLYTE_INTERNAL_EXECUTION_DOMAIN"
 INJECTED_ENV_VARS: Final = (ENV_ENDPOINT_PATTERN, ENV_EXECUTION_PROJECT, ENV_EXECUTION_DOMAIN)
+KNATIVE_ENV_PORT: Final = "PORT"
+KNATIVE_RESERVED_ENV_VARS: Final = (KNATIVE_ENV_PORT, "K_SERVICE", "K_CONFIGURATION", "K_REVISION")
+"""Env vars Knative sets in a revision's serving container; its webhook refuses a revision that sets one
+(knative.dev/serving v0.48.2, ``pkg/apis/serving/k8s_validation.go``). Sidecars and init containers
+may set ``PORT``."""
 
 # --- Other Flyte literals -------------------------------------------------------------------
 USER_CONTAINER_NAME: Final = "app"

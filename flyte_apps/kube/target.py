@@ -29,6 +29,7 @@ from flyte_apps.kube.errors import KubeConfigError
 
 DEFAULT_KUBECONFIG: Final = Path(".kube") / "config"
 """Relative to the home directory, as kubectl and pulumi-kubernetes use it."""
+CURRENT_CONTEXT: Final = "current-context"
 CONNECTION_POOL_SIZE: Final = 64
 """HTTP connections kept per client (log follow streams, watch, API calls at once)."""
 
@@ -43,6 +44,9 @@ class KubeTarget:
 
     kubeconfig: str | None = None
     context: str | None = None
+    files: tuple[str, ...] = ()
+    """``KUBECONFIG``'s existing files when it names several: merged as kubectl and client-go merge
+    them (the first file to set a map key wins), instead of ``kubeconfig``."""
 
     @property
     def kubeconfig_is_content(self) -> bool:
@@ -74,9 +78,11 @@ def _resolve(
     tried.append("the stack setting kubernetes:kubeconfig (unset)")
     raw = env.get("KUBECONFIG", "")
     paths = [p for p in raw.split(os.pathsep) if p]
-    for path in paths:
-        if Path(path).expanduser().is_file():
-            return KubeTarget(str(Path(path).expanduser()), context), tried
+    existing = tuple(str(Path(path).expanduser()) for path in paths if Path(path).expanduser().is_file())
+    if len(existing) == 1:
+        return KubeTarget(existing[0], context), tried
+    if existing:
+        return KubeTarget(None, context, files=existing), tried
     tried.append(f"KUBECONFIG ({', '.join(paths)}: no such file)" if paths else "KUBECONFIG (unset)")
     default = _home(env) / DEFAULT_KUBECONFIG
     if default.is_file():
@@ -91,8 +97,8 @@ def resolve_target(
     """Pick the kubeconfig and context the way pulumi-kubernetes does.
 
     Order: the explicit kubeconfig (with its own context), the stack's ``kubernetes:kubeconfig``
-    / ``kubernetes:context``, the first existing file in ``KUBECONFIG`` (a ``os.pathsep`` list),
-    ``~/.kube/config``.  An explicit context overrides the stack's.  A result without
+    / ``kubernetes:context``, the existing files of ``KUBECONFIG`` (a ``os.pathsep`` list, merged
+    as kubectl merges it), ``~/.kube/config``.  An explicit context overrides the stack's.  A result without
     ``kubeconfig`` means "use the in-cluster service account".
     """
     return _resolve(explicit, stack, env)[0]
@@ -125,7 +131,7 @@ def build_api_client(
     environment: Mapping[str, str] = os.environ if env is None else env
     resolved, tried = _resolve(target, stack, environment)
     configuration = _new_configuration()
-    if resolved.kubeconfig is None:
+    if resolved.kubeconfig is None and not resolved.files:
         try:
             load_incluster = cast(Callable[..., None], k8s_config.load_incluster_config)
             load_incluster(client_configuration=configuration)
@@ -135,8 +141,8 @@ def build_api_client(
             raise KubeConfigError(msg) from exc
         return BoundedApiClient(configuration)
     loaded: dict[str, Any] | None = None
-    path: Path | None = None
-    if resolved.kubeconfig_is_content:
+    config_file = ""
+    if resolved.kubeconfig and resolved.kubeconfig_is_content:
         source = "the kubeconfig content"
         try:
             content = yaml.safe_load(resolved.kubeconfig)
@@ -149,9 +155,14 @@ def build_api_client(
             )
             raise KubeConfigError(msg)
         loaded = content
+    elif resolved.files:
+        config_file = os.pathsep.join(resolved.files)  # the loader splits it and merges the files
+        source = f"the kubeconfig files {', '.join(resolved.files)} (KUBECONFIG)"
+        if resolved.context is None:
+            resolved = KubeTarget(None, _first_current_context(resolved.files), files=resolved.files)
     else:
-        path = Path(resolved.kubeconfig).expanduser()
-        source = f"kubeconfig file {path}"
+        config_file = str(Path(resolved.kubeconfig or "").expanduser())
+        source = f"kubeconfig file {config_file}"
     # The loaders are untyped in the ``kubernetes`` package; their contract is documented.
     from_dict = cast(Callable[..., None], k8s_config.load_kube_config_from_dict)
     from_file = cast(Callable[..., None], k8s_config.load_kube_config)
@@ -166,7 +177,7 @@ def build_api_client(
                 )
             else:
                 from_file(
-                    config_file=str(path),
+                    config_file=config_file,
                     context=resolved.context,
                     persist_config=False,
                     client_configuration=configuration,
@@ -187,6 +198,20 @@ def build_api_client(
         context = f" (context {resolved.context!r})" if resolved.context else ""
         msg = f"cannot load {source}{context}: {exc}"
         raise KubeConfigError(msg) from exc
+
+
+def _first_current_context(files: tuple[str, ...]) -> str | None:
+    """The ``current-context`` of the first file that sets one: client-go's rule (kubectl's, and
+    pulumi-kubernetes'), where the kubernetes package's merger keeps the last file's."""
+    for name in files:
+        try:
+            content = yaml.safe_load(Path(name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue  # the loader reports the file
+        current = content.get(CURRENT_CONTEXT) if isinstance(content, dict) else None
+        if isinstance(current, str) and current:
+            return current
+    return None
 
 
 _KUBECONFIG_MODULES: Final = ("kubernetes/config/kube_config.py", "kubernetes/config/exec_provider.py")

@@ -5,6 +5,7 @@ selectors as label syntax (the manager's too), image references as the kubelet p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -121,6 +122,18 @@ REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
         "flyte-apps:apps[0].container.env.TOKEN_FILE",
         "the value of 'TOKEN_FILE' contains a NUL byte",
     ),
+    "knative-reserved-env": (
+        minimal_config(container={"image": "nginx:1.27", "env": {"K_SERVICE": "mine"}}),
+        "flyte-apps:apps[0].container.env.K_SERVICE",
+        "'K_SERVICE' is set by Knative in the serving container",
+    ),
+    "knative-reserved-port-in-the-pod": (
+        pod_app(
+            {"containers": [{"name": "app", "image": "nginx:1.27", "env": [{"name": "PORT", "value": "1"}]}]}
+        ),
+        "flyte-apps:apps[0].pod.spec.containers[0].env[0].name",
+        "'PORT' is set by Knative in the serving container",
+    ),
     "args-nul": (
         pod_app({"containers": [{"name": "app", "image": "nginx:1.27", "args": ["--x", "a\x00"]}]}),
         "flyte-apps:apps[0].pod.spec.containers[0].args[1]",
@@ -158,6 +171,14 @@ ACCEPTED: dict[str, dict[str, Any]] = {
         container={"image": "registry.example.com:5000/team/app:1.0@sha256:" + "0" * 64}
     ),
     "upper-case-registry": minimal_config(container={"image": "Registry.Example.com/team/app:V1"}),
+    "port-in-a-sidecar": pod_app(
+        {
+            "containers": [
+                {"name": "app", "image": "nginx:1.27", "ports": [{"containerPort": 8080}]},
+                {"name": "proxy", "image": "envoy:1.30", "env": [{"name": "PORT", "value": "9000"}]},
+            ]
+        }
+    ),
 }
 
 
@@ -171,14 +192,26 @@ def test_what_the_cluster_accepts_passes(tmp_path: Path, case: str) -> None:
 NODE_REFUSES: Final = frozenset({"env-nul", "args-nul"})
 """Refused by us, accepted by the API server (found by ``make e2e``): the container runtime cannot
 exec a process with a NUL byte in an argument or in its environment, so the pod never starts."""
+KNATIVE_REFUSES: Final = frozenset({"knative-reserved-env"})
+"""Refused by Knative's webhook (a KService), not by the Pod API."""
 
 
-def api_server_cases() -> dict[str, tuple[dict[str, Any], bool]]:
-    """The cases the API server itself judges (tolerations, node selectors, NUL bytes; not images,
-    which only the kubelet parses), as pod-spec fragments with whether the API server must refuse
-    them: ``make e2e`` sends each to the real kube-apiserver in a Pod (``kubectl create
-    --dry-run=server``), which must agree (tests/e2e/run.py, scenario ``cluster-refusals``)."""
-    cases: dict[str, tuple[dict[str, Any], bool]] = {}
+@dataclass(frozen=True)
+class ClusterCase:
+    fragment: dict[str, Any]
+    """Pod-spec fields: tolerations, nodeSelector, args and env of the one container."""
+    refused: bool
+    """Whether the cluster must refuse it."""
+    kservice: bool
+    """Judged as a KService's revision template (Knative's webhook), else as a Pod."""
+
+
+def api_server_cases() -> dict[str, ClusterCase]:
+    """The cases the API server or Knative's webhook judges (tolerations, node selectors, reserved
+    env names, NUL bytes; not images, which only the kubelet parses), as pod-spec fragments:
+    ``make e2e`` sends each to the real kube-apiserver (``kubectl create --dry-run=server``) in a Pod,
+    or in a KService for Knative's cases, which must agree (tests/e2e/run.py, ``cluster-refusals``)."""
+    cases: dict[str, ClusterCase] = {}
     tables: list[tuple[dict[str, dict[str, Any]], bool]] = [
         ({name: entry[0] for name, entry in REFUSED.items()}, True),
         (ACCEPTED, False),
@@ -188,9 +221,7 @@ def api_server_cases() -> dict[str, tuple[dict[str, Any], bool]]:
             app_entry: dict[str, Any] = config["flyte-apps:apps"][0]
             manager: dict[str, Any] = config.get("flyte-apps:manager", {})
             spec: dict[str, Any] = app_entry.get("pod", {}).get("spec", {})
-            fragment: dict[str, Any] = {
-                key: spec[key] for key in ("tolerations", "nodeSelector") if key in spec
-            }
+            fragment: dict[str, Any] = {k: spec[k] for k in ("tolerations", "nodeSelector") if k in spec}
             fragment.update({key: manager[key] for key in ("tolerations", "nodeSelector") if key in manager})
             containers: list[dict[str, Any]] = spec.get("containers", [{}])
             if containers[0].get("args"):
@@ -199,15 +230,18 @@ def api_server_cases() -> dict[str, tuple[dict[str, Any], bool]]:
             if env:
                 fragment["env"] = [{"name": key, "value": value} for key, value in env.items()]
             if fragment:
-                cases[name] = (fragment, refused and name not in NODE_REFUSES)
+                cases[name] = ClusterCase(
+                    fragment, refused and name not in NODE_REFUSES, name in KNATIVE_REFUSES
+                )
     return cases
 
 
 def test_every_api_server_case_is_judged_both_ways() -> None:
-    verdicts = [refused for _, refused in api_server_cases().values()]
+    verdicts = [case.refused for case in api_server_cases().values()]
     assert len(verdicts) >= 15
     assert set(verdicts) == {True, False}
-    assert set(REFUSED) >= NODE_REFUSES
+    assert set(REFUSED) >= NODE_REFUSES | KNATIVE_REFUSES
+    assert all(api_server_cases()[name].kservice for name in KNATIVE_REFUSES)
 
 
 STRICT: dict[str, tuple[dict[str, Any], str]] = {

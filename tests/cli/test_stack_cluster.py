@@ -3,8 +3,10 @@ server stands in for the ambient ``KUBECONFIG``: it must receive no request."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -95,3 +97,39 @@ def test_a_relative_kubeconfig_is_the_project_directorys(
     assert result.exit_code == 0, result.output
     assert decoy.requests == ()
     assert kube_server.requests
+
+
+def named(kubeconfig: dict[str, Any], name: str, server: str | None = None) -> dict[str, Any]:
+    """``kubeconfig`` (one cluster, user and context) with all three called ``name``."""
+    [cluster], [user], [context] = kubeconfig["clusters"], kubeconfig["users"], kubeconfig["contexts"]
+    return {
+        **kubeconfig,
+        "clusters": [
+            {"name": name, "cluster": {**cluster["cluster"], **({"server": server} if server else {})}}
+        ],
+        "users": [{"name": name, "user": user["user"]}],
+        "contexts": [{"name": name, "context": {**context["context"], "cluster": name, "user": name}}],
+        "current-context": name,
+    }
+
+
+def test_kubeconfig_lists_several_files_which_are_merged_as_kubectl_merges_them(
+    kube_server: FakeKubeApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # KUBECONFIG=a:b: the context of b is found (only the first file was read before).
+    first = named(kube_server.kubeconfig_dict(), "first", server="http://127.0.0.1:9")  # nothing there
+    second = named(kube_server.kubeconfig_dict(), "second")
+    (tmp_path / "a").write_text(yaml.safe_dump(first), encoding="utf-8")
+    (tmp_path / "b").write_text(yaml.safe_dump(second), encoding="utf-8")
+    monkeypatch.setenv(
+        "KUBECONFIG", f"{tmp_path / 'a'}{os.pathsep}{tmp_path / 'missing'}{os.pathsep}{tmp_path / 'b'}"
+    )
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    stack = stack_file(tmp_path)
+    result = run("status", "--config", str(stack), "--project-dir", str(tmp_path), "--context", "second")
+    assert result.exit_code == 0, result.stderr
+    assert kube_server.requests  # the second file's cluster was asked
+    # Without --context, the first file's current context is the merged one's, as for kubectl.
+    result = run("status", "--config", str(stack), "--project-dir", str(tmp_path), "--request-timeout", "2s")
+    assert result.exit_code == 3, result.stderr
+    assert "127.0.0.1:9" in result.stderr

@@ -363,29 +363,40 @@ def scenario_refresh(suite: Suite) -> str:
 
 def scenario_cluster_refusals(suite: Suite) -> str:
     """What `check` refuses in a pod (tolerations, node selectors) the real API server refuses too, and
-    what it accepts the API server accepts: each case in a Pod, `--dry-run=server`. NUL bytes, which
-    only the container runtime refuses, the API server must accept (so `check` is the only guard)."""
+    what it accepts the API server accepts: each case in a Pod, `--dry-run=server`; Knative's reserved
+    env names in a KService, which its webhook must refuse. NUL bytes, which only the container
+    runtime refuses, the API server must accept (so `check` is the only guard)."""
     from tests.cli.test_cluster_refusals import api_server_cases
 
     disagree: list[str] = []
     cases = api_server_cases()
-    for name, (fragment, refused) in sorted(cases.items()):
-        container = {"name": "app", "image": "nginx:1.27"}
-        for key in ("args", "env"):
-            if key in fragment:
-                container[key] = fragment[key]
+    for name, case in sorted(cases.items()):
+        container: dict[str, Any] = {"name": "app", "image": "nginx:1.27"}
+        container.update({key: case.fragment[key] for key in ("args", "env") if key in case.fragment})
         spec: dict[str, Any] = {"containers": [container]}
-        spec.update({key: fragment[key] for key in ("tolerations", "nodeSelector") if key in fragment})
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"judge-{name}"[:63]}, "spec": spec}
-        done = suite.kubectl(
-            "create", "--dry-run=server", "-n", NAMESPACE, "-f", "-", stdin=json.dumps(pod), check_rc=False
+        spec.update(
+            {key: case.fragment[key] for key in ("tolerations", "nodeSelector") if key in case.fragment}
         )
-        if (done.returncode != 0) != refused:
-            disagree.append(
-                f"{name}: we {'refuse' if refused else 'accept'}, the API server: {done.stderr.strip()}"
-            )
+        metadata = {"name": f"judge-{name}"[:40]}
+        judged: dict[str, Any] = (
+            {
+                "apiVersion": "serving.knative.dev/v1",
+                "kind": "Service",
+                "metadata": metadata,
+                "spec": {"template": {"spec": spec}},
+            }
+            if case.kservice
+            else {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+        )
+        done = suite.kubectl(
+            "create", "--dry-run=server", "-n", NAMESPACE, "-f", "-", stdin=json.dumps(judged), check_rc=False
+        )
+        if (done.returncode != 0) != case.refused:
+            expected = "refusal" if case.refused else "acceptance"
+            disagree.append(f"{name}: expected {expected}, the cluster: {done.stderr.strip() or 'accepted'}")
     check(not disagree, "; ".join(disagree))
-    return f"{len(cases)} pod fragments, the API server agrees on each"
+    knative = sum(case.kservice for case in cases.values())
+    return f"{len(cases) - knative} Pods and {knative} KServices, the cluster agrees on each"
 
 
 def scenario_stop_start(suite: Suite) -> str:

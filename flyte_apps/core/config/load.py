@@ -34,7 +34,7 @@ from flyte_apps.core.config.names import (
     label_value_problem,
     not_dns_label,
 )
-from flyte_apps.core.config.node_rules import NUL, nul_in_env_message
+from flyte_apps.core.config.node_rules import NUL, knative_reserved_env_message, nul_in_env_message
 from flyte_apps.core.config.payload import build_payload
 from flyte_apps.core.config.pod_rules import payload_part_problems, payload_problems
 from flyte_apps.core.config.rules import (
@@ -387,6 +387,9 @@ def resolve_env(
                     entry_path, f"{shown(name)} is set by Flyte for every app and cannot be overridden"
                 )
             )
+            continue
+        if name in c.KNATIVE_RESERVED_ENV_VARS:
+            problems.append(ConfigProblem(entry_path, knative_reserved_env_message(name)))
             continue
         if name in seen:
             problems.append(

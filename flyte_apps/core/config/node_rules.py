@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, image_problem, label_key_problem
 from flyte_apps.core.errors import ConfigProblem
@@ -98,6 +99,28 @@ def image_problems(image: object, path: str) -> list[ConfigProblem]:
         return []
     problem = image_problem(image)
     return [] if problem is None else [ConfigProblem(path, f"not an image the kubelet can pull: {problem}")]
+
+
+def knative_reserved_env_message(name: str) -> str:
+    return (
+        f"{shown(name)} is set by Knative in the serving container; its webhook refuses a revision setting it"
+    )
+
+
+def reserved_env_problems(
+    container: Mapping[str, Any], path_of: Any, *, serving: bool, env_from: int = 0
+) -> list[ConfigProblem]:
+    """Env names Knative reserves (:data:`~flyte_apps.core.constants.KNATIVE_RESERVED_ENV_VARS`; a
+    sidecar or init container may set ``PORT``), from index ``env_from`` on."""
+    reserved = set(c.KNATIVE_RESERVED_ENV_VARS) - (set() if serving else {c.KNATIVE_ENV_PORT})
+    env = container.get("env")
+    if not isinstance(env, list):
+        return []
+    return [
+        ConfigProblem(path_of(("env", index, "name")), knative_reserved_env_message(var["name"]))
+        for index, var in enumerate(env[env_from:], start=env_from)
+        if isinstance(var, Mapping) and var.get("name") in reserved
+    ]
 
 
 def nul_in_env_message(name: object) -> str:

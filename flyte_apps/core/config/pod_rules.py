@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
 from flyte_apps.core import constants as c
@@ -35,6 +36,7 @@ from flyte_apps.core.config.node_rules import (
     image_problems,
     node_selector_problems,
     nul_problems,
+    reserved_env_problems,
     toleration_problems,
 )
 from flyte_apps.core.config.payload import Payload, resource_maps
@@ -77,7 +79,8 @@ def payload_problems(
 
 def node_problems(app: AppInput, payload: Payload, where: KeyPaths) -> list[ConfigProblem]:
     """What the API server or the node would refuse in the merged pod spec
-    (``flyte_apps.core.config.node_rules``): images, NUL bytes, tolerations, the node selector. The
+    (``flyte_apps.core.config.node_rules``): images, NUL bytes, Knative's env names, tolerations, the
+    node selector. The
     env the app resolved (platform defaults, the app's own) was checked where it was read."""
     spec = payload.spec
     found: list[ConfigProblem] = []
@@ -85,14 +88,25 @@ def node_problems(app: AppInput, payload: Payload, where: KeyPaths) -> list[Conf
         for index, container in dicts(spec.get(key)):
             env_from = _pod_env_start(app, payload, key, index, container)
             found.extend(image_problems(container.get("image"), where((key, index, "image"))))
-            found.extend(
-                nul_problems(
-                    container, lambda place, k=key, i=index: where((k, i, *place)), env_from=env_from
-                )
-            )
+            path_of = partial(_in_container, where, key, index)
+            found.extend(nul_problems(container, path_of, env_from=env_from))
+            serving = key == "containers" and _serves(spec["containers"], index)
+            found.extend(reserved_env_problems(container, path_of, serving=serving, env_from=env_from))
     found.extend(toleration_problems(spec.get("tolerations"), where(("tolerations",))))
     found.extend(node_selector_problems(spec.get("nodeSelector"), where(("nodeSelector",))))
     return found
+
+
+def _in_container(where: KeyPaths, key: str, index: int, place: Place) -> str:
+    return where((key, index, *place))
+
+
+def _serves(containers: list[Any], index: int) -> bool:
+    """Whether ``containers[index]`` is the one Knative routes to: the only one, or the one with a port."""
+    if len(containers) == 1:
+        return True
+    container = containers[index]
+    return isinstance(container, dict) and bool(container.get("ports"))
 
 
 def _pod_env_start(
