@@ -14,6 +14,8 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import cost_problems
 from flyte_apps.core.config.keys import APP_KEY_POD, KEY_APPS, KEY_KNATIVE, KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.models import AppConfig, PlatformConfig
+from flyte_apps.core.config.node_rules import memory_unit_warning, memory_warnings
+from flyte_apps.core.config.pod_paths import CONTAINER_LISTS, dicts
 from flyte_apps.core.config.spec_rules import input_app_warnings
 from flyte_apps.core.domains import CustomDomains, build_custom_domains
 from flyte_apps.core.errors import ConfigError, ConfigProblem
@@ -180,6 +182,32 @@ def _warnings(config: StackConfig) -> list[str]:
                 f"is over 63 characters): other apps cannot reach it through {c.ENV_ENDPOINT_PATTERN}"
             )
     found.extend(input_app_warnings(config.apps))
+    for app in config.apps:
+        found.extend(_memory_warnings(app))
+    return found
+
+
+def _memory_warnings(app: AppConfig) -> list[str]:
+    """Memory sizes that are surely not meant: in the app's container, its pod template's containers
+    and its shared memory."""
+    given = app.input
+    found: list[str] = []
+    if given.container is not None and given.container.resources is not None:
+        resources = given.container.resources.model_dump(by_alias=True)
+        found.extend(memory_warnings(resources, f"{app.path}.container.resources"))
+    if given.pod is not None:
+        for key in CONTAINER_LISTS:
+            for index, container in dicts(given.pod.spec.get(key)):
+                found.extend(
+                    memory_warnings(
+                        container.get("resources"), f"{app.path}.pod.spec.{key}[{index}].resources"
+                    )
+                )
+    memory = given.shared_memory
+    if memory is not None and memory.size_limit != c.SHARED_MEMORY_AUTO:
+        warning = memory_unit_warning(memory.size_limit, f"{app.path}.sharedMemory")
+        if warning:
+            found.append(warning)
     return found
 
 

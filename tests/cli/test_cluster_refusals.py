@@ -134,6 +134,36 @@ REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
         "flyte-apps:apps[0].pod.spec.containers[0].env[0].name",
         "'PORT' is set by Knative in the serving container",
     ),
+    "cpu-request-above-limit": (
+        minimal_config(
+            container={
+                "image": "nginx:1.27",
+                "resources": {"requests": {"cpu": "1001m"}, "limits": {"cpu": 1}},
+            }
+        ),
+        "flyte-apps:apps[0].container.resources.requests.cpu",
+        "'1001m' is more than its limit '1'",
+    ),
+    "memory-request-above-limit-in-the-pod": (
+        pod_app(
+            {
+                "containers": [
+                    {
+                        "name": "app",
+                        "image": "nginx:1.27",
+                        "resources": {"requests": {"memory": "1025Mi"}, "limits": {"memory": "1Gi"}},
+                    }
+                ]
+            }
+        ),
+        "flyte-apps:apps[0].pod.spec.containers[0].resources.requests.memory",
+        "'1025Mi' is more than its limit '1Gi'",
+    ),
+    "manager-request-above-limit": (
+        {**minimal_config(), "flyte-apps:manager": {**MANAGER, "resources": {"requests": {"memory": "2Gi"}}}},
+        "flyte-apps:manager.resources.requests.memory",
+        "'2Gi' is more than its limit '1Gi'",
+    ),
     "args-nul": (
         pod_app({"containers": [{"name": "app", "image": "nginx:1.27", "args": ["--x", "a\x00"]}]}),
         "flyte-apps:apps[0].pod.spec.containers[0].args[1]",
@@ -171,6 +201,15 @@ ACCEPTED: dict[str, dict[str, Any]] = {
         container={"image": "registry.example.com:5000/team/app:1.0@sha256:" + "0" * 64}
     ),
     "upper-case-registry": minimal_config(container={"image": "Registry.Example.com/team/app:V1"}),
+    "request-equal-to-limit-in-other-units": minimal_config(
+        container={
+            "image": "nginx:1.27",
+            "resources": {
+                "requests": {"cpu": "1000m", "memory": "1Gi"},
+                "limits": {"cpu": 1, "memory": "1073741824"},
+            },
+        }
+    ),
     "port-in-a-sidecar": pod_app(
         {
             "containers": [
@@ -283,3 +322,26 @@ def test_at_most_200_problems_are_printed_and_the_rest_counted(tmp_path: Path) -
     lines = result.stderr.splitlines()
     assert len(lines) == 201
     assert lines[-1] == "error: and 50 more problems, not shown (fix these first)"
+
+
+def test_memory_sizes_that_are_surely_not_meant_are_warned_of_naming_their_key(tmp_path: Path) -> None:
+    config = minimal_config(
+        container={
+            "image": "nginx:1.27",
+            "resources": {"requests": {"memory": 48}, "limits": {"memory": "32G"}},
+        }
+    )
+    config["flyte-apps:apps"][0]["sharedMemory"] = "16"
+    stack = tmp_path / "Pulumi.test.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}, sort_keys=False), encoding="utf-8")
+    result = CliRunner().invoke(app, ["render", "--config", str(stack), "--project-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        "warning: flyte-apps:apps[0].container.resources.requests.memory: 48 is 48 bytes (a bare number "
+        "counts bytes); did you mean 48Mi or 48Gi?",
+        "warning: flyte-apps:apps[0].container.resources.limits.memory: 32G is 32,000,000,000 bytes (a "
+        "decimal unit); 32Gi is 34,359,738,368 bytes, the binary unit memory is usually sized in",
+        "warning: flyte-apps:apps[0].sharedMemory: 16 is 16 bytes (a bare number counts bytes); did you mean "
+        "16Mi or 16Gi?",
+    ]

@@ -1,19 +1,22 @@
 """What the API server or the node refuses in a pod that no schema says: tolerations (Kubernetes'
 ``ValidateTolerations``), node selectors (``ValidateLabels``), image references (the kubelet's
 parser: ``InvalidImageName``) and NUL bytes in what becomes a process's environment or arguments
-(the container runtime cannot pass them). Used for an app's merged pod spec and for the manager's
-Deployment, so ``render`` and ``check`` refuse what the cluster would refuse after ``pulumi up``.
+(the container runtime cannot pass them), and requests above their limits. Used for an app's merged
+pod spec and for the manager's Deployment, so ``render`` and ``check`` refuse what the cluster would
+refuse after ``pulumi up``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from typing import Any, Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, image_problem, label_key_problem
 from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.quantities import quantity_value, suffix_of
 
 TOLERATION_OPERATORS: Final = ("Equal", "Exists")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -101,6 +104,40 @@ def image_problems(image: object, path: str) -> list[ConfigProblem]:
     return [] if problem is None else [ConfigProblem(path, f"not an image the kubelet can pull: {problem}")]
 
 
+def request_limit_problems(
+    container: Mapping[str, Any], path_of: Any, *, skip: frozenset[str] = frozenset()
+) -> list[ConfigProblem]:
+    """A request above its limit, decided exactly (``1001m`` > ``1``, ``1Gi`` = ``1073741824``): the
+    API server refuses the revision's pod template (``ValidateResourceRequirements``). ``skip``: the
+    resource names a rule of their own checks (the GPU, whose request must equal its limit)."""
+    resources = container.get("resources")
+    if not isinstance(resources, Mapping):
+        return []
+    requests, limits = resources.get("requests"), resources.get("limits")
+    if not isinstance(requests, Mapping) or not isinstance(limits, Mapping):
+        return []
+    found: list[ConfigProblem] = []
+    for name, requested in requests.items():
+        if name not in limits or name in skip:
+            continue
+        request, limit = _quantity(requested), _quantity(limits[name])
+        if request is not None and limit is not None and request > limit:
+            found.append(
+                ConfigProblem(
+                    path_of(("resources", "requests", name)),
+                    f"{shown(str(requested))} is more than its limit {shown(str(limits[name]))}: "
+                    "Kubernetes refuses a request above the limit",
+                )
+            )
+    return found
+
+
+def _quantity(value: object) -> Fraction | None:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    return quantity_value(str(value))
+
+
 def knative_reserved_env_message(name: str) -> str:
     return (
         f"{shown(name)} is set by Knative in the serving container; its webhook refuses a revision setting it"
@@ -145,4 +182,45 @@ def nul_problems(container: Mapping[str, Any], path_of: Any, *, env_from: int = 
                 found.append(
                     ConfigProblem(path_of(("env", index, "value")), nul_in_env_message(var.get("name")))
                 )
+    return found
+
+
+MEMORY: Final = "memory"
+SMALLEST_LIKELY_MEMORY: Final = 2**20
+"""A bare number of bytes below this (1 MiB) is surely a size in another unit: no container runs in it."""
+DECIMAL_SUFFIXES: Final = frozenset("kMGTPE")
+
+
+def memory_unit_warning(value: str, path: str) -> str | None:
+    """A warning, naming ``path``, for a memory size that is surely not what was meant: a bare number
+    under 1 MiB (``48`` is 48 bytes), or a decimal unit where binary is the usual one (``32G``)."""
+    suffix, size = suffix_of(value), quantity_value(value)
+    if suffix is None or size is None or size <= 0:
+        return None
+    if suffix == "" and size < SMALLEST_LIKELY_MEMORY:
+        return (
+            f"{path}: {value} is {value} bytes (a bare number counts bytes); "
+            f"did you mean {value}Mi or {value}Gi?"
+        )
+    if suffix in DECIMAL_SUFFIXES:
+        binary = f"{value[: -len(suffix)]}{'Ki' if suffix == 'k' else f'{suffix}i'}"
+        return (
+            f"{path}: {value} is {int(size):,} bytes (a decimal unit); {binary} is "
+            f"{int(quantity_value(binary) or 0):,} bytes, the binary unit memory is usually sized in"
+        )
+    return None
+
+
+def memory_warnings(resources: object, path: str) -> list[str]:
+    """:func:`memory_unit_warning` for the ``memory`` request and limit of a container's resources."""
+    if not isinstance(resources, Mapping):
+        return []
+    found: list[str] = []
+    for block in ("requests", "limits"):
+        entries = resources.get(block)
+        value = entries.get(MEMORY) if isinstance(entries, Mapping) else None
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            warning = memory_unit_warning(str(value), f"{path}.{block}.{MEMORY}")
+            if warning:
+                found.append(warning)
     return found

@@ -36,6 +36,7 @@ from flyte_apps.core.config.node_rules import (
     image_problems,
     node_selector_problems,
     nul_problems,
+    request_limit_problems,
     reserved_env_problems,
     toleration_problems,
 )
@@ -71,13 +72,19 @@ def payload_problems(
             if problem.path not in refused
         )
     refused = {problem.path for problem in found}
-    found.extend(problem for problem in node_problems(app, payload, where) if problem.path not in refused)
+    found.extend(
+        problem
+        for problem in node_problems(app, payload, where, settings.gpu_resource_name)
+        if problem.path not in refused
+    )
     found.extend(gpu_problems(app, payload, settings, where))
     found.extend(shared_memory_clashes(app, payload, path))
     return found
 
 
-def node_problems(app: AppInput, payload: Payload, where: KeyPaths) -> list[ConfigProblem]:
+def node_problems(
+    app: AppInput, payload: Payload, where: KeyPaths, gpu_resource_name: str
+) -> list[ConfigProblem]:
     """What the API server or the node would refuse in the merged pod spec
     (``flyte_apps.core.config.node_rules``): images, NUL bytes, Knative's env names, tolerations, the
     node selector. The
@@ -92,6 +99,7 @@ def node_problems(app: AppInput, payload: Payload, where: KeyPaths) -> list[Conf
             found.extend(nul_problems(container, path_of, env_from=env_from))
             serving = key == "containers" and _serves(spec["containers"], index)
             found.extend(reserved_env_problems(container, path_of, serving=serving, env_from=env_from))
+            found.extend(request_limit_problems(container, path_of, skip=frozenset({gpu_resource_name})))
     found.extend(toleration_problems(spec.get("tolerations"), where(("tolerations",))))
     found.extend(node_selector_problems(spec.get("nodeSelector"), where(("nodeSelector",))))
     return found

@@ -25,7 +25,13 @@ from flyte_apps.core.config.names import (
     DNS1123_SUBDOMAIN,
     MAX_SUBDOMAIN_LEN,
 )
-from flyte_apps.core.config.node_rules import image_problems, node_selector_problems, toleration_problems
+from flyte_apps.core.config.node_rules import (
+    image_problems,
+    node_selector_problems,
+    request_limit_problems,
+    toleration_problems,
+)
+from flyte_apps.core.config.pod_paths import suffix
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.manager.config_file import generated_config
 from flyte_apps.core.manager.layout import PORT_KEYS
@@ -147,6 +153,8 @@ def load_manager_config(
         toleration.model_dump(by_alias=True, exclude_none=True) for toleration in manager.tolerations
     ]
     problems.extend(toleration_problems(tolerations, f"{path}.tolerations"))
+    resources = manager.resources.model_dump(by_alias=True, exclude_none=True)
+    problems.extend(request_limit_problems({"resources": resources}, lambda place: f"{path}{suffix(place)}"))
     problems.extend(_database_problems(manager, path))
     problems.extend(_duplicate_port_problems(manager.ports, f"{path}.ports"))
     if platform is not None:
