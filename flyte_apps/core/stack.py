@@ -24,13 +24,14 @@ from flyte_apps.core.config.keys import (
 from flyte_apps.core.config.kit import unknown_key_message
 from flyte_apps.core.config.load import (
     INVALID_DEFAULT,
+    claimed_identity,
     default_name,
     is_within,
     load_app,
     load_platform,
     redact_secure,
 )
-from flyte_apps.core.config.models import AppConfig, PlatformConfig
+from flyte_apps.core.config.models import AppConfig, AppId, PlatformConfig
 from flyte_apps.core.config.rules import cross_app_problems
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.knative_settings import KnativeConfig, load_knative_config
@@ -98,11 +99,16 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
         )
         apps_raw = []
     schemas = PodSpecSchemas()  # built on first use, then shared by every app of this pass
+    claimed: list[tuple[AppId, str]] = []
     for index, app_raw in enumerate(apps_raw):
-        app = load_app(app_raw, f"{PREFIX}{KEY_APPS}[{index}]", defaults, platform, problems, schemas)
+        path = f"{PREFIX}{KEY_APPS}[{index}]"
+        app = load_app(app_raw, path, defaults, platform, problems, schemas)
         if app is not None:
             apps.append(app)
-    problems.extend(cross_app_problems(apps))
+        identity = app.id if app is not None else claimed_identity(app_raw, defaults)
+        if identity is not None:
+            claimed.append((identity, path))
+    problems.extend(cross_app_problems(claimed))
     if platform is not None:
         problems.extend(custom_host_problems(apps, platform))
     manager: ManagerConfig | None = None

@@ -345,3 +345,14 @@ def test_memory_sizes_that_are_surely_not_meant_are_warned_of_naming_their_key(t
         "warning: flyte-apps:apps[0].sharedMemory: 16 is 16 bytes (a bare number counts bytes); did you mean "
         "16Mi or 16Gi?",
     ]
+
+
+def test_a_duplicate_is_reported_beside_an_error_of_its_first_copy(tmp_path: Path) -> None:
+    config = minimal_config(container={"image": "Nginx"})  # an error of the first copy's own
+    config["flyte-apps:apps"].append({"name": "myapp", "container": {"image": "nginx:1.27"}})
+    lines = errors(tmp_path, config)
+    assert len(lines) == 2, lines
+    assert "flyte-apps:apps[0].container.image: " in lines[0]
+    assert lines[1].endswith(
+        "flyte-apps:apps[1].name: duplicate app proj/dev/myapp (also at flyte-apps:apps[0])"
+    )

@@ -212,6 +212,21 @@ def default_name(raw: object, key: str, problems: list[ConfigProblem]) -> str | 
     return raw
 
 
+def claimed_identity(raw: object, defaults: Mapping[str, str | None]) -> AppId | None:
+    """The identity an app entry claims, read from its own fields and the stack's defaults whatever
+    else is wrong with it (so a duplicate is reported beside the first copy's other problems), or
+    None when its name, project or domain is not text."""
+    if not isinstance(raw, Mapping):
+        return None
+    name, org = raw.get("name"), raw.get("org", "")
+    project = raw.get(KEY_PROJECT, defaults[KEY_PROJECT])
+    domain = raw.get(KEY_DOMAIN, defaults[KEY_DOMAIN])
+    fields = (name, org, project, domain)
+    if not all(isinstance(field, str) for field in fields) or INVALID_DEFAULT in fields:
+        return None
+    return AppId(org=str(org), project=str(project), domain=str(domain), name=str(name))
+
+
 def load_app(
     raw: object,
     path: str,

@@ -10,7 +10,6 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.keys import PREFIX
 from flyte_apps.core.config.models import (
-    AppConfig,
     AppId,
     Autoscaling,
     EnvVar,
@@ -134,28 +133,29 @@ def timeout_problems(request: int, path: str, platform: PlatformConfig | None) -
     return []
 
 
-def cross_app_problems(apps: Sequence[AppConfig]) -> list[ConfigProblem]:
+def cross_app_problems(apps: Sequence[tuple[AppId, str]]) -> list[ConfigProblem]:
     """Identities must be unique, and so must KService names (upstream bug (j)1: a colliding app
-    silently overwrites another app's KService)."""
+    silently overwrites another app's KService). ``apps``: each entry's claimed identity and key path,
+    also of entries with problems of their own, so a duplicate is reported beside them."""
     found: list[ConfigProblem] = []
-    by_identity: dict[AppId, AppConfig] = {}
-    by_name: dict[str, AppConfig] = {}
-    for app in apps:
-        first = by_identity.get(app.id)
+    by_identity: dict[AppId, str] = {}
+    by_name: dict[str, tuple[AppId, str]] = {}
+    for identity, path in apps:
+        first = by_identity.get(identity)
         if first is not None:
-            found.append(ConfigProblem(f"{app.path}.name", f"duplicate app {app.id} (also at {first.path})"))
+            found.append(ConfigProblem(f"{path}.name", f"duplicate app {identity} (also at {first})"))
             continue
-        by_identity[app.id] = app
-        name = kservice_name(project=app.id.project, domain=app.id.domain, name=app.id.name)
+        by_identity[identity] = path
+        name = kservice_name(project=identity.project, domain=identity.domain, name=identity.name)
         other = by_name.get(name)
         if other is not None:
             found.append(
                 ConfigProblem(
-                    f"{app.path}.name",
-                    f"app {app.id} and app {other.id} (at {other.path}) both map to KService name "
+                    f"{path}.name",
+                    f"app {identity} and app {other[0]} (at {other[1]}) both map to KService name "
                     f"'{name}'; one would overwrite the other",
                 )
             )
             continue
-        by_name[name] = app
+        by_name[name] = (identity, path)
     return found
