@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 import threading
-import time
 
 import pytest
 import typer
@@ -124,10 +123,8 @@ def test_follow_interleaves_replicas_picks_up_a_new_one_and_exits_0_when_all_fin
             kube_server.finish_pod(NS, pod)
 
     drive(scenario)
-    began = time.monotonic()
     result = run(kube_server, "--follow")
     assert result.exit_code == 0, result.stderr
-    assert time.monotonic() - began < 5
     assert sorted(result.stdout.splitlines()) == sorted(
         [f"{first} | first says hi", f"{second} | second says hi", f"{third[0]} | third says hi"]
     )

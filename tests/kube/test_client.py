@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -350,7 +349,6 @@ def test_connection_refused_is_unreachable_and_bounded(tmp_path: Path) -> None:
     }
     api = build_api_client(KubeTarget(json.dumps(config)), isolated_env(tmp_path))
     sleeps = Sleeps()
-    began = time.monotonic()
     with pytest.raises(KubeUnreachable) as err:
         list_pods(api, namespace=NS, retry=policy(sleeps))
     message = str(err.value)
@@ -359,8 +357,7 @@ def test_connection_refused_is_unreachable_and_bounded(tmp_path: Path) -> None:
     assert "list pods in namespace 'flyte'; 4 attempts" in message
     assert FAKE_TOKEN not in message
     assert err.value.status is None
-    assert sleeps.delays == [0.2, 0.4, 0.8]
-    assert time.monotonic() - began < 5
+    assert sleeps.delays == [0.2, 0.4, 0.8]  # the backoff was asked for, never slept
 
 
 # --- helpers -----------------------------------------------------------------------------------

@@ -292,7 +292,6 @@ def test_watch_replays_events_after_resource_version_then_ends_at_timeout(
     kube_server.add_kservice(NS, "web")
     kube_server.patch(KSERVICES, NS, "web", {"metadata": {"labels": {"x": "y"}}})
     kube_server.delete(KSERVICES, NS, "web")
-    began = time.monotonic()
     events = list(
         stream(
             custom(kube_api).list_namespaced_custom_object,
@@ -304,13 +303,11 @@ def test_watch_replays_events_after_resource_version_then_ends_at_timeout(
             timeout_seconds=1,
         )
     )
-    elapsed = time.monotonic() - began
     assert [(e["type"], e["raw_object"]["metadata"]["name"]) for e in events] == [
         ("ADDED", "web"),
         ("MODIFIED", "web"),
         ("DELETED", "web"),
     ]
-    assert 0.9 <= elapsed < 3
     watches = kube_server.requests_matching("GET", "/services")
     assert watches[-1].query["watch"] == "true"
     assert watches[-1].query["timeoutSeconds"] == "1"
@@ -384,7 +381,6 @@ def test_expire_watches_sends_410_into_open_watches(
     assert kube_server.expire_watches() == 1
     thread.join(3)
     assert not thread.is_alive()
-    assert time.monotonic() - began < 3
     assert [getattr(e, "status", None) for e in outcome] == [410]
 
 
@@ -460,10 +456,8 @@ def test_pod_log_follow_streams_new_lines_until_the_pod_succeeds(
         kube_server.finish_pod(NS, "p")
 
     threading.Thread(target=produce).start()
-    began = time.monotonic()
     lines = list(stream(core(kube_api).read_namespaced_pod_log, "p", NS, container="app"))
     assert lines == ["first", "second", "last"]
-    assert time.monotonic() - began < 3
     finished: Any = core(kube_api).read_namespaced_pod("p", NS)
     assert finished.status.phase == "Succeeded"
 
@@ -512,10 +506,9 @@ def test_latency_delays_matching_requests(kube_server: FakeKubeApi, kube_api: cl
     kube_server.add_latency(0.3, times=1, path_contains="/namespaces")
     began = time.monotonic()
     core(kube_api).list_namespace()
-    assert time.monotonic() - began >= 0.3
-    began = time.monotonic()
-    core(kube_api).list_namespace()
-    assert time.monotonic() - began < 0.3
+    assert time.monotonic() - began >= 0.3  # a sleep lasts at least as long as asked
+    core(kube_api).list_namespace()  # times=1: the rule is used up (no wall-clock upper bound here)
+    assert len(kube_server.requests_matching("GET", "/namespaces")) == 2
 
 
 def test_cut_stream_breaks_a_log_stream_after_k_lines(

@@ -334,9 +334,7 @@ def test_follow_interleaves_replicas_picks_up_new_ones_and_ends_when_all_finish(
             kube_server.finish_pod(NS, pod)
 
     drive(scenario)
-    began = time.monotonic()
     events = list(tail_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
-    assert time.monotonic() - began < 5
     got = lines_of(events)
     assert sorted(got) == sorted(
         [
@@ -400,9 +398,7 @@ def test_closing_a_follow_stops_every_reader_thread(
     events = tail_app(kube_api, app=APP, namespace=NS, options=FOLLOW)
     assert lines_of([next(e for e in events if isinstance(e, ReplicaLine))]) == [(first, "hello")]
     wait_until(lambda: len(log_requests(kube_server)) == 2)
-    began = time.monotonic()
     events.close()
-    assert time.monotonic() - began < 2
     readers: list[Any] = [t for t in threading.enumerate() if t.name.startswith("logs-")]
     assert readers == []
     assert kube_server.get(PODS, NS, second) is not None  # nothing was touched in the cluster

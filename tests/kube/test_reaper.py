@@ -9,7 +9,6 @@ never.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -98,13 +97,11 @@ def test_reaper_waits_for_a_late_reconcile(kube_server: FakeKubeApi, kube_api: c
     old = running_app(kube_server)
     stop(kube_api)
     timer = threading.Timer(0.3, kube_server.reconcile_kservice, args=(NS, APP))
-    began = time.monotonic()
     timer.start()
     try:
         result = reap(kube_api, timeout_seconds=5.0, poll_interval=0.05)
     finally:
         timer.cancel()
-    assert 0.25 <= time.monotonic() - began < 3
     assert result == ReapResult(deleted=(old,), stop_revision=f"{APP}-00002")
 
 
@@ -157,10 +154,8 @@ def test_reaper_times_out_with_a_clear_message_when_stop_revision_never_gets_rea
 ) -> None:
     old = running_app(kube_server)
     stop(kube_api)
-    began = time.monotonic()
     with pytest.raises(ReaperTimeout) as err:
         reap(kube_api, timeout_seconds=0.5, poll_interval=0.05)
-    assert time.monotonic() - began < 2
     assert str(err.value) == (
         f"timed out after 0.5s waiting for Knative to make the stop revision of KService {NS}/{APP} "
         f"ready: generation 2, observedGeneration 1, latestCreatedRevisionName {old}, "
