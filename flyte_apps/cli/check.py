@@ -24,11 +24,12 @@ from flyte_apps.cli.common import (
 )
 from flyte_apps.cli.stackfile import DEFAULT_STACK, plan_stack_files
 from flyte_apps.core import constants as c
+from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.objects import RenderedObject
 from flyte_apps.core.plan import StackPlan
 from flyte_apps.core.stackfile import StackInput
 from flyte_apps.policy.locate import Locator
-from flyte_apps.policy.report import Finding, sarif
+from flyte_apps.policy.report import Finding, problem_github, problem_json, sarif
 from flyte_apps.policy.runner import Violation, blocking, evaluate, load_policy_config
 from flyte_apps.policy.wire import to_wire
 
@@ -79,19 +80,28 @@ def check(
     violation, 2 on a config error."""
     if stack is not None and config is not None:
         fail(EXIT_USAGE, "give --stack or --config, not both")
+    name = stack or (config.stem.removeprefix("Pulumi.") if config is not None else DEFAULT_STACK)
     with translate_errors():
-        plan, given = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
+        try:
+            plan, given = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
+        except ConfigError as exc:
+            if output is OutputFormat.TEXT:
+                raise
+            _print_problems(exc.problems, output, name)
+            raise typer.Exit(EXIT_USAGE) from None
         settings = load_policy_config(policy_config)
     for warning in plan.warnings:
-        typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
-    name = stack or (config.stem.removeprefix("Pulumi.") if config is not None else DEFAULT_STACK)
+        if output is OutputFormat.GITHUB:
+            typer.echo(f"::warning title={c.PROJECT_NAME}::{warning}")
+        else:
+            typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
     objects = plan.objects()
     resources = [to_wire(obj, stack=name) for obj in objects]
     violations = evaluate(resources, settings, stack=name)
     findings = locate(
         violations, {r.urn: obj for r, obj in zip(resources, objects, strict=True)}, plan, given
     )
-    _print(findings, output)
+    _print(findings, output, name)
     raise typer.Exit(EXIT_VIOLATIONS if blocking(violations) else EXIT_OK)
 
 
@@ -123,11 +133,30 @@ def locate(
     return findings
 
 
-def _print(findings: list[Finding], output: OutputFormat) -> None:
+def category(stack: str) -> str:
+    """The SARIF run's ``automationDetails.id``: one per stack file, so one upload may carry several."""
+    return f"{c.PROJECT_NAME}/{stack}/"
+
+
+def _print_problems(problems: Sequence[ConfigProblem], output: OutputFormat, stack: str) -> None:
+    """Config errors in the machine formats: every one a JSON item, a SARIF result, an annotation."""
+    if output is OutputFormat.JSON:
+        typer.echo(json.dumps([problem_json(problem) for problem in problems], indent=2))
+    elif output is OutputFormat.SARIF:
+        log = sarif([], version=package_version(), category=category(stack), problems=problems)
+        typer.echo(json.dumps(log, indent=2))
+    else:
+        for problem in problems:
+            typer.echo(problem_github(problem))
+    stop_if_reader_gone()
+    typer.echo(f"{len(problems)} config error(s): nothing was checked", err=True)
+
+
+def _print(findings: list[Finding], output: OutputFormat, stack: str) -> None:
     if output is OutputFormat.JSON:
         typer.echo(json.dumps([finding.as_json() for finding in findings], indent=2))
     elif output is OutputFormat.SARIF:
-        typer.echo(json.dumps(sarif(findings, version=package_version()), indent=2))
+        typer.echo(json.dumps(sarif(findings, version=package_version(), category=category(stack)), indent=2))
     else:
         for finding in findings:
             typer.echo(finding.github() if output is OutputFormat.GITHUB else finding.text())

@@ -11,9 +11,17 @@ class ConfigProblem:
 
     path: str
     message: str
+    file: str | None = None
+    """The stack file and line the key is written at, once located (``located``), else None."""
+    line: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``Pulumi.dev.yaml:42 flyte-apps:apps[1].name`` once located, else the key path."""
+        return f"{self.file}:{self.line} {self.path}" if self.file is not None else self.path
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return f"{self.where}: {self.message}"
 
 
 class FlyteAppsError(Exception):
@@ -32,7 +40,7 @@ def _problem_order(problem: ConfigProblem) -> tuple[object, ...]:
     """Order problems by path, treating list indexes numerically (apps[10] after apps[9])."""
     parts: list[object] = []
     token = ""
-    for char in problem.path:
+    for char in problem.where:
         if char.isdigit():
             token += char
             continue

@@ -181,7 +181,7 @@ def located(problems: Sequence[ConfigProblem], given: StackInput) -> list[Config
         found.append(
             problem
             if where is None
-            else ConfigProblem(f"{where[0]}:{where[1]} {problem.path}", problem.message)
+            else ConfigProblem(problem.path, problem.message, file=where[0], line=where[1])
         )
     return found
 

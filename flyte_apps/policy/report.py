@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.policy.registry import RULES, Level, Rule
 from flyte_apps.policy.runner import Violation
 
@@ -17,6 +18,11 @@ SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_URI: Final = "https://github.com/flyteorg/flyte"
 SARIF_LEVELS: Final = {Level.MANDATORY: "error", Level.ADVISORY: "warning"}
 GITHUB_COMMANDS: Final = {Level.MANDATORY: "error", Level.ADVISORY: "warning"}
+CONFIG_ERROR_RULE: Final = "config-error"
+"""The rule id of a config error (the stack file cannot be planned), beside the pack's rules."""
+CONFIG_ERROR_DESCRIPTION: Final = (
+    "The stack config has a mistake: nothing of the stack can be checked or deployed."
+)
 
 
 @dataclass(frozen=True)
@@ -61,31 +67,36 @@ class Finding:
         return f"::{GITHUB_COMMANDS[v.level]} {','.join(properties)}::{_data(message)}"
 
 
-def sarif(findings: Sequence[Finding], *, version: str, rules: Sequence[Rule] = RULES) -> dict[str, Any]:
-    """A SARIF 2.1.0 log: one run, the pack's rules as the driver's rules, one result per finding."""
+def sarif(
+    findings: Sequence[Finding],
+    *,
+    version: str,
+    category: str,
+    problems: Sequence[ConfigProblem] = (),
+    rules: Sequence[Rule] = RULES,
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log: one run (``category``: its ``automationDetails.id``, distinct per stack file,
+    as code scanning requires of several runs in one upload), the pack's rules and ``config-error`` as
+    the driver's rules, one result per finding and per config problem."""
     listed = list(rules)
     index = {rule.name: position for position, rule in enumerate(listed)}
-    results = []
-    for finding in findings:
-        v = finding.violation
-        result: dict[str, Any] = {
-            "ruleId": v.policy_name,
-            "level": SARIF_LEVELS[v.level],
-            "message": {"text": f"{finding.key}: {v.message} ({v.resource_type} {v.resource_name})"},
+    results = [_finding_result(finding, index) for finding in findings]
+    results.extend(_problem_result(problem, len(listed)) for problem in problems)
+    driver_rules = [
+        {
+            "id": rule.name,
+            "shortDescription": {"text": rule.description},
+            "defaultConfiguration": {"level": _rule_level(rule)},
         }
-        if v.policy_name in index:
-            result["ruleIndex"] = index[v.policy_name]
-        if finding.file and finding.line:
-            result["locations"] = [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": finding.file},
-                        "region": {"startLine": finding.line},
-                    },
-                    "logicalLocations": [{"fullyQualifiedName": finding.key}],
-                }
-            ]
-        results.append(result)
+        for rule in listed
+    ]
+    driver_rules.append(
+        {
+            "id": CONFIG_ERROR_RULE,
+            "shortDescription": {"text": CONFIG_ERROR_DESCRIPTION},
+            "defaultConfiguration": {"level": "error"},
+        }
+    )
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
@@ -96,20 +107,72 @@ def sarif(findings: Sequence[Finding], *, version: str, rules: Sequence[Rule] = 
                         "name": c.PROJECT_NAME,
                         "version": version,
                         "informationUri": TOOL_URI,
-                        "rules": [
-                            {
-                                "id": rule.name,
-                                "shortDescription": {"text": rule.description},
-                                "defaultConfiguration": {"level": _rule_level(rule)},
-                            }
-                            for rule in listed
-                        ],
+                        "rules": driver_rules,
                     }
                 },
+                "automationDetails": {"id": category},
                 "results": results,
             }
         ],
     }
+
+
+def _location(file: str | None, line: int | None, key: str) -> list[dict[str, Any]]:
+    if not file or not line:
+        return []
+    return [
+        {
+            "physicalLocation": {"artifactLocation": {"uri": file}, "region": {"startLine": line}},
+            "logicalLocations": [{"fullyQualifiedName": key}],
+        }
+    ]
+
+
+def _finding_result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
+    v = finding.violation
+    result: dict[str, Any] = {
+        "ruleId": v.policy_name,
+        "level": SARIF_LEVELS[v.level],
+        "message": {"text": f"{finding.key}: {v.message} ({v.resource_type} {v.resource_name})"},
+    }
+    if v.policy_name in index:
+        result["ruleIndex"] = index[v.policy_name]
+    if locations := _location(finding.file, finding.line, finding.key):
+        result["locations"] = locations
+    return result
+
+
+def _problem_result(problem: ConfigProblem, rule_index: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": CONFIG_ERROR_RULE,
+        "ruleIndex": rule_index,
+        "level": "error",
+        "message": {"text": f"{problem.path}: {problem.message}"},
+    }
+    if locations := _location(problem.file, problem.line, problem.path):
+        result["locations"] = locations
+    return result
+
+
+def problem_github(problem: ConfigProblem) -> str:
+    """A config problem as a workflow command: ``::error file=F,line=L,title=config-error::...``."""
+    properties = [f"title={CONFIG_ERROR_RULE}"]
+    if problem.file and problem.line:
+        properties[:0] = [f"file={_property(problem.file)}", f"line={problem.line}"]
+    return f"::error {','.join(properties)}::{_data(f'{problem.path}: {problem.message}')}"
+
+
+def problem_json(problem: ConfigProblem) -> dict[str, Any]:
+    """A config problem as ``check -o json`` lists it, beside the violations."""
+    found: dict[str, Any] = {
+        "policyName": CONFIG_ERROR_RULE,
+        "enforcementLevel": Level.MANDATORY.value,
+        "stackKey": problem.path,
+        "message": problem.message,
+    }
+    if problem.file and problem.line:
+        found.update(file=problem.file, line=problem.line)
+    return found
 
 
 def _rule_level(rule: Rule) -> str:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from flyte_apps.cli.main import app
 from flyte_apps.policy.registry import RULES, Level
-from flyte_apps.policy.report import Finding
+from flyte_apps.policy.report import CONFIG_ERROR_RULE, Finding
 from flyte_apps.policy.runner import Violation
 from tests.cli.test_check import mixed_config, nginx_config
 from tests.support.config import REPO_ROOT, write_stack
@@ -32,7 +32,9 @@ def test_sarif_output_validates_against_the_sarif_2_1_0_schema(tmp_path: Path) -
     jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text(encoding="utf-8")))
     (run,) = log["runs"]
     assert run["tool"]["driver"]["name"] == "flyte-apps"
-    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == [rule.name for rule in RULES]
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == [rule.name for rule in RULES] + [
+        CONFIG_ERROR_RULE
+    ]
     assert {result["level"] for result in run["results"]} == {"error", "warning"}
 
 
@@ -80,3 +82,74 @@ def test_github_output_escapes_what_would_end_a_command(tmp_path: Path) -> None:
         finding.github()
         == "::warning file=a%2Cb%3Ac.yaml,line=3,title=rule::flyte-apps:apps[0]: 50%25 of it%0Abroke"
     )
+
+
+def broken_stack(tmp_path: Path, name: str = "Pulumi.prod.yaml") -> Path:
+    """A stack file with two config errors, images the kubelet cannot pull, at lines 7 and 10."""
+    stack = tmp_path / name
+    stack.write_text(
+        "config:\n"
+        "  flyte-apps:project: proj\n"
+        "  flyte-apps:domain: dev\n"
+        "  flyte-apps:apps:\n"
+        "    - name: myapp\n"
+        "      container:\n"
+        "        image: Nginx\n"
+        "    - name: other\n"
+        "      container:\n"
+        '        image: "nginx:1.27\\u200b"\n',
+        encoding="utf-8",
+    )
+    return stack
+
+
+def test_config_errors_are_sarif_results_in_a_valid_log(tmp_path: Path) -> None:
+    stack = broken_stack(tmp_path)
+    code, out = check("--config", str(stack), "-o", "sarif")
+    assert code == 2
+    log: dict[str, Any] = json.loads(out)
+    jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text(encoding="utf-8")))
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    results = run["results"]
+    assert [result["ruleId"] for result in results] == [CONFIG_ERROR_RULE, CONFIG_ERROR_RULE]
+    assert {result["level"] for result in results} == {"error"}
+    assert {rules[result["ruleIndex"]]["id"] for result in results} == {CONFIG_ERROR_RULE}
+    lines = [result["locations"][0]["physicalLocation"]["region"]["startLine"] for result in results]
+    assert lines == [7, 10]
+    assert all(
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == str(stack) for r in results
+    )
+
+
+def test_each_stack_files_sarif_run_has_a_category_of_its_own(tmp_path: Path) -> None:
+    # Code scanning refuses several runs of one tool and category in one upload (22 July 2025).
+    ids = []
+    for name in ("Pulumi.prod.yaml", "Pulumi.staging.yaml"):
+        _, out = check("--config", str(broken_stack(tmp_path, name)), "-o", "sarif")
+        ids.append(json.loads(out)["runs"][0]["automationDetails"]["id"])
+    assert ids == ["flyte-apps/prod/", "flyte-apps/staging/"]
+
+
+def test_config_errors_are_annotations_under_github_output(tmp_path: Path) -> None:
+    stack = broken_stack(tmp_path)
+    code, out = check("--config", str(stack), "-o", "github")
+    assert code == 2
+    assert out.splitlines() == [
+        f"::error file={stack},line=7,title=config-error::flyte-apps:apps[0].container.image: not an "
+        "image the kubelet can pull: 'Nginx': the repository name must be lower case",
+        f"::error file={stack},line=10,title=config-error::flyte-apps:apps[1].container.image: not an "
+        "image the kubelet can pull: 'nginx:1.27\\u200b' has U+200B (ZERO WIDTH SPACE) at position 11: an "
+        "image reference is printable ASCII without spaces",
+    ]
+
+
+def test_config_errors_are_a_json_array_under_json_output(tmp_path: Path) -> None:
+    stack = broken_stack(tmp_path)
+    code, out = check("--config", str(stack), "-o", "json")
+    assert code == 2
+    items = json.loads(out)
+    assert [(item["policyName"], item["stackKey"], item["line"]) for item in items] == [
+        (CONFIG_ERROR_RULE, "flyte-apps:apps[0].container.image", 7),
+        (CONFIG_ERROR_RULE, "flyte-apps:apps[1].container.image", 10),
+    ]
