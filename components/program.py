@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_kubernetes import _utilities as k8s_utilities
 
 from components.adopt import upsert_provider, upserts
 from components.app import FlyteApp, FlyteAppArgs
 from components.domains import register_custom_domains
-from flyte_apps.core import constants as c
 from flyte_apps.core.durations import NANOS_PER_SECOND
 from flyte_apps.core.plan import StackPlan
 
 PROVIDER_NAME = "kubernetes"
 NAMESPACE_NAME = "apps-namespace"
 MANAGER_NAME = "flyte-manager"
-NAMESPACE_API_VERSION: Final = "v1"
-NAMESPACE_KIND: Final = "Namespace"
-"""What ``pulumi_kubernetes.core.v1.Namespace`` and ``NamespacePatch`` always send."""
 
 
 @dataclass(frozen=True)
@@ -94,43 +88,21 @@ def register_namespace(plan: StackPlan, provider: k8s.Provider) -> pulumi.Custom
     """Create the namespace, or patch an existing one (``adoptNamespace``) so it is not ours to delete."""
     settings = plan.platform.settings
     metadata = plan.namespace.manifest["metadata"]
+    # The typed classes, not a lighter registration of our own: loading pulumi_kubernetes.core.v1
+    # costs about 0.7 s per run, and their registration is the provider package's public API.
+    from pulumi_kubernetes.core.v1 import Namespace, NamespacePatch
+
     if settings.adopt_namespace:
-        return NamespaceResource(
-            c.TYPE_NAMESPACE_PATCH,
+        return NamespacePatch(
             NAMESPACE_NAME,
-            metadata,
-            pulumi.ResourceOptions(provider=provider, retain_on_delete=True),
+            metadata=metadata,
+            opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=True),
         )
-    return NamespaceResource(
-        c.TYPE_NAMESPACE,
+    return Namespace(
         NAMESPACE_NAME,
-        metadata,
-        pulumi.ResourceOptions(provider=provider, retain_on_delete=settings.retain_namespace),
+        metadata=metadata,
+        opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=settings.retain_namespace),
     )
-
-
-class NamespaceResource(pulumi.CustomResource):
-    """A ``kubernetes:core/v1:Namespace`` or ``NamespacePatch``, registered exactly as
-    ``pulumi_kubernetes.core.v1.Namespace``/``NamespacePatch`` register it (type token, inputs, the
-    package's version options) without importing ``pulumi_kubernetes.core.v1``: that package loads
-    every core type (about 0.7 s and 19 MiB) for one object. ``tests/components/test_light_registration.py``
-    compares the two registrations."""
-
-    def __init__(
-        self, type_token: str, name: str, metadata: Mapping[str, Any], opts: pulumi.ResourceOptions
-    ) -> None:
-        super().__init__(
-            type_token,
-            name,
-            {
-                "apiVersion": NAMESPACE_API_VERSION,
-                "kind": NAMESPACE_KIND,
-                "metadata": metadata,
-                "spec": None,
-                "status": None,
-            },
-            pulumi.ResourceOptions.merge(k8s_utilities.get_resource_opts_defaults(), opts),
-        )
 
 
 def stack_exports(plan: StackPlan) -> dict[str, dict[str, Any]]:

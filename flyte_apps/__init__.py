@@ -7,5 +7,6 @@ Layers, top to bottom (import-linter contracts in ``pyproject.toml`` hold them):
 * ``kube``: Kubernetes API access with the official client;
 * ``core``: pure; stack config in, manifests, specs and status out. No pulumi, no kubernetes, no I/O.
 
-A layer imports only the layers below it.
+A layer imports only the layers below it. Citations such as ``(c)4`` or ``(j)6`` name a behaviour of
+Flyte's own Go implementation: docs/upstream.md says what each stands for.
 """

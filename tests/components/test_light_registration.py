@@ -1,28 +1,15 @@
-"""What the program registers without pulumi-kubernetes' typed classes is what those classes register.
-
-``components.program.NamespaceResource`` stands in for ``pulumi_kubernetes.core.v1.Namespace`` and
-``NamespacePatch`` (importing ``pulumi_kubernetes.core.v1`` costs the program about 0.7 s and 19 MiB);
-the KService's options are built with one merge. Every field of each ``RegisterResourceRequest``
-(type, name, parent, inputs, property dependencies, provider, version, options) must be the same as
-the typed class's, except where in the source it was called from.
-"""
+"""The KService's registration options, built with one merge, keep what the program asked for."""
 
 from __future__ import annotations
 
-import copy
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pytest
 from google.protobuf.json_format import MessageToDict
 
-from components.program import NAMESPACE_NAME, NamespaceResource
 from flyte_apps.core import constants as c
-from tests.support.config import REPO_ROOT, minimal_config
+from tests.support.config import minimal_config
 from tests.support.pulumi_harness import CaptureMonitor, install, run_program
 
 SOURCE_FIELDS = ("sourcePosition", "stackTrace")
@@ -56,39 +43,6 @@ def _register(make: Any) -> list[dict[str, Any]]:
 
     program()
     return capture.requests
-
-
-@pytest.mark.parametrize(
-    ("token", "typed"),
-    [(c.TYPE_NAMESPACE, "Namespace"), (c.TYPE_NAMESPACE_PATCH, "NamespacePatch")],
-)
-def test_namespace_registers_as_the_typed_class(token: str, typed: str) -> None:
-    def ours(opts: pulumi.ResourceOptions) -> None:
-        NamespaceResource(token, NAMESPACE_NAME, copy.deepcopy(METADATA), opts)
-
-    def theirs(opts: pulumi.ResourceOptions) -> None:
-        getattr(k8s.core.v1, typed)(NAMESPACE_NAME, metadata=copy.deepcopy(METADATA), opts=opts)
-
-    (mine,) = [r for r in _register(ours) if r.get("type") == token]
-    (expected,) = [r for r in _register(theirs) if r.get("type") == token]
-    assert expected["object"]["metadata"] == METADATA
-    assert mine == expected
-
-
-def test_program_does_not_load_the_typed_core_package() -> None:
-    """The program registers its namespace without ``pulumi_kubernetes.core.v1`` (run in a fresh
-    interpreter: other tests import it)."""
-    code = (
-        "import sys, json\n"
-        "from tests.support.pulumi_harness import install, run_program\n"
-        f"install(json.loads({json.dumps(json.dumps(minimal_config()))}))\n"
-        "run_program()\n"
-        "print('pulumi_kubernetes.core.v1' in sys.modules)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
-    )
-    assert done.stdout.strip().splitlines()[-1] == "False", done.stderr
 
 
 def test_adopted_kservice_keeps_its_import_option() -> None:
