@@ -132,10 +132,13 @@ def import_apps(
         outcomes = [assess(item, view, raw, exact_only=exact_only) for item in found]
     for outcome in outcomes:
         typer.echo(printable(outcome.line()))
+    entries = [outcome.entry for outcome in outcomes if outcome.verdict in (EXACT, CHANGES)]
     if any(outcome.verdict == REFUSED for outcome in outcomes):
+        if dry_run and entries:
+            # What the others would add, once the refused ones are dealt with (or filtered out).
+            typer.echo(entries_yaml(entries), nl=False)
         typer.echo(f"error: some apps were refused; {path} was not changed", err=True)
         raise typer.Exit(EXIT_USAGE)
-    entries = [outcome.entry for outcome in outcomes if outcome.verdict in (EXACT, CHANGES)]
     if not entries:
         typer.echo("nothing to add", err=True)
         return

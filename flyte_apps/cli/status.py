@@ -36,6 +36,7 @@ from flyte_apps.cli.common import (
     translate_errors,
     with_client,
 )
+from flyte_apps.core.adopt import ADOPT_UPSERT
 from flyte_apps.core.adopt_check import compare_kservice
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.plan import AppPlan
@@ -68,6 +69,9 @@ _NONE: Final = "-"
 _NO_URL: Final = "-"
 ADOPT_MISSING: Final = "adopt: no live KService"
 ADOPT_CHANGES: Final = "adopt: changes (`pulumi up` would update the live KService)"
+ADOPT_REFUSED: Final = (
+    "adopt: the live KService differs (`pulumi up` would refuse to import it; `adopt: upsert` updates it)"
+)
 ADOPT_REASONS_SHOWN: Final = 3
 DRIFT_ADOPT: Final = "adopt"
 KUBE_LOGGER: Final = "flyte_apps.kube"
@@ -227,7 +231,9 @@ def adopt_drift(snapshot: AppSnapshot, plan: AppPlan | None, platform: PlatformC
         return []
     reasons = [*comparison.changes, *(str(problem) for problem in comparison.refusals)]
     more = f" and {len(reasons) - ADOPT_REASONS_SHOWN} more" if len(reasons) > ADOPT_REASONS_SHOWN else ""
-    return [Drift(DRIFT_ADOPT, f"{ADOPT_CHANGES}: {'; '.join(reasons[:ADOPT_REASONS_SHOWN])}{more}")]
+    # ``adopt: true`` imports the object as it is: Pulumi refuses an import whose inputs differ.
+    verdict = ADOPT_CHANGES if plan.config.input.adopt == ADOPT_UPSERT else ADOPT_REFUSED
+    return [Drift(DRIFT_ADOPT, f"{verdict}: {'; '.join(reasons[:ADOPT_REASONS_SHOWN])}{more}")]
 
 
 def drift_of(snapshot: AppSnapshot, plan: AppPlan | None) -> list[Drift]:

@@ -239,12 +239,12 @@ def _summary(start: str, end: str, items: Iterator[str], count: int) -> str:
     parts: list[str] = []
     length = 0
     for item in items:
-        if length + len(item) > MAX_SHOWN_CHARS:
+        if parts and length + len(item) > MAX_SHOWN_CHARS:
             break
-        parts.append(item)
-        length += len(item) + 2
+        parts.append(item if parts else _cut(item))  # the first item is always shown, if cut
+        length += len(parts[-1]) + 2
     more = count - len(parts)
-    tail = f", ... ({count:,} items)" if more else ""
+    tail = f", ... ({count:,} {'item' if count == 1 else 'items'})" if more else ""
     return f"{start}{', '.join(parts)}{tail}{end}"
 
 

@@ -99,7 +99,9 @@ def live(server: FakeKubeApi, name: str) -> dict[str, Any]:
 
 
 def verdicts(result: Result) -> dict[str, str]:
-    return {line.split(": ")[0]: line.split(": ")[1].split(" (")[0] for line in result.stdout.splitlines()}
+    """Each app's verdict line (``proj/dev/x: exact``); a dry run's YAML entries are not verdicts."""
+    lines = [line for line in result.stdout.splitlines() if ": " in line and not line.startswith(("-", " "))]
+    return {line.split(": ")[0]: line.split(": ")[1].split(" (")[0] for line in lines}
 
 
 def test_import_writes_apps_that_render_the_live_objects_byte_for_byte(
@@ -191,6 +193,20 @@ def test_dry_run_prints_the_entries_and_writes_nothing(kube_server: FakeKubeApi,
     result = run(kube_server, path, "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert "- name: env\n" in result.stdout and "adopt: true" in result.stdout
+    assert path.read_text() == STACK
+
+
+def test_dry_run_shows_the_accepted_entries_beside_a_refusal(
+    kube_server: FakeKubeApi, tmp_path: Path
+) -> None:
+    deploy(kube_server, "plain")
+    deploy(kube_server, GPU_FIXTURE)
+    path = stack_file(tmp_path)
+    result = run(kube_server, path, "--dry-run", "--exact-only")
+    assert result.exit_code == 2
+    assert verdicts(result)["proj/dev/gpu"] == "refused"
+    assert "- name: plain\n" in result.stdout  # what the accepted app would add
+    assert "- name: gpu\n" not in result.stdout
     assert path.read_text() == STACK
 
 
@@ -323,9 +339,18 @@ def test_status_marks_an_adopt_app_without_a_live_kservice_as_drift(
     assert "other/staging/gone: adopt: no live KService" in result.stdout
 
 
-def test_status_marks_an_adopt_app_whose_live_object_would_change(
-    kube_server: FakeKubeApi, tmp_path: Path
+@pytest.mark.parametrize(
+    ("adopt", "verdict"),
+    [
+        ("true", "adopt: the live KService differs (`pulumi up` would refuse to import it"),
+        ("upsert", "adopt: changes (`pulumi up` would update the live KService)"),
+    ],
+)
+def test_status_says_what_pulumi_up_does_with_an_adopt_app_whose_live_object_differs(
+    kube_server: FakeKubeApi, tmp_path: Path, adopt: str, verdict: str
 ) -> None:
+    # `adopt: true` imports the object as it is, and Pulumi refuses an import whose inputs differ;
+    # only `adopt: upsert` updates it (status said "would update" for both).
     spec = app_pb.Spec()
     spec.container.image = "ghcr.io/acme/live:1.0"
     spec.ingress.SetInParent()
@@ -336,11 +361,11 @@ def test_status_marks_an_adopt_app_whose_live_object_would_change(
             "baseDomain: apps.example.com", "baseDomain: apps.example.com\n    adoptNamespace: true"
         )
         + "    - {name: drifted, project: proj, domain: dev, container: {image: 'ghcr.io/acme/other:2.0'}, "
-        "adopt: true}\n",
+        f"adopt: {adopt}}}\n",
     )
     assert kube_server.kubeconfig_path is not None
     cli = ["status", "--config", str(path), "--kubeconfig", str(kube_server.kubeconfig_path)]
     result = CliRunner().invoke(command_app(status_command.register), cli)
     assert result.exit_code == 0, result.stderr
-    (line,) = [line for line in result.stdout.splitlines() if "proj/dev/drifted: adopt: changes" in line]
-    assert "`pulumi up` would update the live KService" in line
+    (line,) = [line for line in result.stdout.splitlines() if "proj/dev/drifted: adopt: " in line]
+    assert verdict in line

@@ -379,3 +379,12 @@ def test_the_program_refuses_a_stack_beyond_the_cost_bound_before_planning_it() 
     [problem] = raised.value.problems
     assert problem.path == "flyte-apps:apps"
     assert "hold more than 100,000 values together" in problem.message
+
+
+def test_a_map_whose_first_entry_is_long_is_shown_with_that_entry_cut() -> None:
+    # It printed "{, ... (1 items)}" (the change summaries of import and status).
+    text = shown({"k" * 50: "v" * 300})
+    assert text.startswith("{'kkkk")
+    assert ", ... (" not in text
+    assert shown([{"name": "x"}] * 3).endswith(", ... (3 items)]")
+    assert shown({"a": "b" * 300, "c": 1}).endswith(", ... (2 items)}")
