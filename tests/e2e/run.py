@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import yaml
 from ruamel.yaml import YAML
 
 from tests.e2e import build, cluster, compare
@@ -291,6 +292,43 @@ def scenario_bad_stack(suite: Suite) -> str:
     check(not registered, f"resources registered from a bad stack: {registered}")
     check(not suite.exists("namespaces", "flyte-bad", namespace=None), "namespace flyte-bad exists")
     return "preview and up refused, one line per problem, nothing registered"
+
+
+def scenario_go_readers(suite: Suite) -> str:
+    """Go's YAML readers, through the built kubectl: `render --out-dir` of the dev stack and of a stack
+    of tricky strings reads back, object for object, as `kubectl apply` and kustomize read it; and
+    tests/fixtures/go_yaml_vectors.json (what `make test` checks without kubectl) is what kubectl reads."""
+    from flyte_apps.core.yamlout import dump_yaml
+    from tests.vectors import go_yaml
+
+    binary = suite.plane.binary("kubernetes", "kubectl")
+    tricky_apps = [{"name": "tricky", "container": {"image": "nginx:1.27", "args": go_yaml.TRICKY}}]
+    tricky = {"flyte-apps:project": "proj", "flyte-apps:domain": "dev", "flyte-apps:apps": tricky_apps}
+    checked = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        stack_file = Path(scratch) / "Pulumi.tricky.yaml"
+        stack_file.write_text(dump_yaml({"config": tricky}), encoding="utf-8")
+        for label, args in (
+            ("dev", ["--stack", "dev", "--project-dir", str(REPO)]),
+            ("tricky", ["--config", str(stack_file), "--project-dir", scratch]),
+        ):
+            out = Path(scratch) / label
+            suite.flyte_apps("render", *args, "--out-dir", str(out))
+            ours = [yaml.safe_load(path.read_text(encoding="utf-8")) for path in sorted(out.glob("*.yaml"))]
+            for reader in (go_yaml.as_kubectl_apply_reads, go_yaml.as_kustomize_reads):
+                read = reader(binary, out)
+                check(
+                    _by_identity(read) == _by_identity(ours),
+                    f"{label}: {reader.__name__} reads other objects",
+                )
+            checked += len(ours)
+    committed = json.loads(go_yaml.OUTPUT.read_text(encoding="utf-8"))
+    check(go_yaml.readings(binary) == committed, f"{go_yaml.OUTPUT.name} is stale: run `make vectors`")
+    return f"{checked} rendered objects read alike by kubectl apply and kustomize; the vectors hold"
+
+
+def _by_identity(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in objects}
 
 
 def scenario_policy(suite: Suite) -> str:
@@ -614,6 +652,7 @@ def scenario_destroy(suite: Suite) -> str:
 
 SCENARIOS: Final[tuple[tuple[str, Callable[[Suite], str]], ...]] = (
     ("bad-stack", scenario_bad_stack),
+    ("go-readers", scenario_go_readers),
     ("policy", scenario_policy),
     ("up", scenario_up),
     ("no-changes", scenario_no_changes),
