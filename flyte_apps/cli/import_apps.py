@@ -44,6 +44,7 @@ from flyte_apps.core.adopt import ADOPT_IMPORT, ADOPT_KEY, ADOPT_UPSERT, LiveApp
 from flyte_apps.core.adopt_check import compare_kservice
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.keys import KEY_APPS, KEY_PLATFORM, PREFIX
+from flyte_apps.core.config.knative_rules import knobs_from_template
 from flyte_apps.core.errors import ConfigError
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.printable import printable
@@ -150,6 +151,10 @@ def import_apps(
     typer.echo(f"wrote {len(entries)} app(s) to {path}", err=True)
 
 
+KNATIVE_KEY: Final = "knative"
+"""An app's Knative revision settings in the stack file (``AppInput.knative``)."""
+
+
 def assess(
     item: Mapping[str, Any], view: ClusterView, raw: Mapping[str, Any], *, exact_only: bool
 ) -> Outcome:
@@ -184,6 +189,10 @@ def assess(
     if adoption.refusals:
         return Outcome(key, REFUSED, reasons=[str(problem) for problem in adoption.refusals])
     entry = adoption.entry
+    template = (item.get("spec") or {}).get("template") or {}
+    knobs = knobs_from_template(template if isinstance(template, Mapping) else {}, stopped=live.stopped)
+    if knobs:
+        entry[KNATIVE_KEY] = knobs
     try:
         plan = plan_stack(_stack_with(raw, entry)).apps[0]
     except ConfigError as exc:

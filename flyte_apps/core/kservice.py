@@ -8,6 +8,7 @@ template's labels and annotations go on the revision template (upstream ignores 
 from __future__ import annotations
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.config.knative_rules import knative_annotations
 from flyte_apps.core.config.models import AppConfig, PlatformConfig, PodMetadata
 from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
 from flyte_apps.core.gpus import place_on_accelerator, set_gpu_counts
@@ -33,7 +34,8 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
     if app.input.stopped:
         labels[c.LABEL_APP_STOPPED] = c.TRUE
     template_annotations = autoscaling_annotations(app)
-    if app.input.stopped:
+    template_annotations.update(knative_annotations(app.input.knative))
+    if app.input.stopped:  # upstream's stop form wins over a running app's initial scale
         template_annotations[c.ANNOTATION_MIN_SCALE] = "0"
         template_annotations[c.ANNOTATION_INITIAL_SCALE] = "0"
     template_metadata: Manifest = {}
@@ -57,6 +59,9 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
         template_metadata["annotations"] = template_annotations
     pod_spec = build_pod_spec(app, platform)
     pod_spec["timeoutSeconds"] = request_timeout_seconds(app, platform)
+    knative = app.input.knative
+    if knative is not None and knative.container_concurrency is not None:
+        pod_spec[c.FIELD_CONTAINER_CONCURRENCY] = knative.container_concurrency
     annotations = {
         c.ANNOTATION_SPEC_SHA: blob.sha,
         c.ANNOTATION_APP_ID: str(ident),

@@ -13,6 +13,7 @@ from typing import Any
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import cost_problems
 from flyte_apps.core.config.keys import APP_KEY_POD, KEY_APPS, KEY_KNATIVE, KEY_PLATFORM, PREFIX
+from flyte_apps.core.config.knative_rules import startup_probe_warnings
 from flyte_apps.core.config.models import AppConfig, PlatformConfig
 from flyte_apps.core.config.node_rules import memory_unit_warning, memory_warnings
 from flyte_apps.core.config.pod_paths import CONTAINER_LISTS, dicts
@@ -184,6 +185,7 @@ def _warnings(config: StackConfig) -> list[str]:
     found.extend(input_app_warnings(config.apps))
     for app in config.apps:
         found.extend(_memory_warnings(app))
+        found.extend(startup_probe_warnings(app.pod_spec, app.input.knative, app.path))
     return found
 
 

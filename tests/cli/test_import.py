@@ -369,3 +369,43 @@ def test_status_says_what_pulumi_up_does_with_an_adopt_app_whose_live_object_dif
     assert result.exit_code == 0, result.stderr
     (line,) = [line for line in result.stdout.splitlines() if "proj/dev/drifted: adopt: " in line]
     assert verdict in line
+
+
+def test_import_reads_the_knative_settings_back_into_the_stack_file(
+    kube_server: FakeKubeApi, tmp_path: Path
+) -> None:
+    data = fixture("plain")
+    ident = data["app_id"]
+    manifest = upstream_kservice(data["spec_b64"], ident["project"], ident["domain"], ident["name"])
+    template = manifest["spec"]["template"]
+    template.setdefault("metadata", {}).setdefault("annotations", {}).update(
+        {
+            c.ANNOTATION_PROGRESS_DEADLINE: "30m0s",
+            c.ANNOTATION_SCALE_DOWN_DELAY: "15m0s",
+            c.ANNOTATION_TARGET_UTILIZATION: "70.5",
+            c.ANNOTATION_INITIAL_SCALE: "2",
+        }
+    )
+    template["spec"][c.FIELD_CONTAINER_CONCURRENCY] = 4
+    kube_server.create(KSERVICES, manifest, NAMESPACE)
+    path = stack_file(tmp_path)
+    result = run(kube_server, path)
+    assert result.exit_code == 0, result.stderr
+    assert verdicts(result) == {f"{ident['project']}/{ident['domain']}/{ident['name']}": "exact"}
+    plan, _ = plan_stack_files(project_dir=tmp_path, config_file=path)
+    [adopted] = [app for app in plan.apps if app.config.input.adopt]
+    knative = adopted.config.input.knative
+    assert knative is not None
+    assert (knative.initial_scale, knative.target_utilization_percentage, knative.container_concurrency) == (
+        2,
+        70.5,
+        4,
+    )
+    comparison = compare_kservice(
+        live(kube_server, adopted.kservice_name),
+        adopted.kservice,
+        plan.platform,
+        app_timeout=True,
+        path=adopted.key,
+    )
+    assert comparison.exact, comparison

@@ -437,6 +437,47 @@ def scenario_cluster_refusals(suite: Suite) -> str:
     return f"{len(cases) - knative} Pods and {knative} KServices, the cluster agrees on each"
 
 
+def scenario_knative_knobs(suite: Suite) -> str:
+    """Every `knative` setting vector of tests/cli/test_knative_knobs.py in a KService,
+    `--dry-run=server`: Knative's webhook accepts exactly those `check` accepts."""
+    from tests.cli.test_knative_knobs import ANNOTATION_OF, AUTOSCALING, KNOBS
+
+    disagree: list[str] = []
+    for index, knob in enumerate(KNOBS):
+        annotations = {
+            "autoscaling.knative.dev/min-scale": str(AUTOSCALING["minReplicas"]),
+            "autoscaling.knative.dev/max-scale": str(AUTOSCALING["maxReplicas"]),
+        }
+        spec: dict[str, Any] = {"containers": [{"name": "app", "image": "nginx:1.27"}]}
+        if knob.key == "containerConcurrency":
+            spec["containerConcurrency"] = knob.rendered
+        else:
+            annotations[ANNOTATION_OF[knob.key]] = str(knob.rendered)
+        kservice = {
+            "apiVersion": "serving.knative.dev/v1",
+            "kind": "Service",
+            "metadata": {"name": f"knob-{index}"},
+            "spec": {"template": {"metadata": {"annotations": annotations}, "spec": spec}},
+        }
+        done = suite.kubectl(
+            "create",
+            "--dry-run=server",
+            "-n",
+            NAMESPACE,
+            "-f",
+            "-",
+            stdin=json.dumps(kservice),
+            check_rc=False,
+        )
+        if (done.returncode == 0) != knob.accepted:
+            verdict = done.stderr.strip() or "accepted"
+            disagree.append(
+                f"{knob.key}={knob.value!r}: we {'accept' if knob.accepted else 'refuse'}; {verdict}"
+            )
+    check(not disagree, "; ".join(disagree))
+    return f"{len(KNOBS)} knob vectors, Knative's webhook agrees on each"
+
+
 def scenario_stop_start(suite: Suite) -> str:
     """Stop an app: upstream's stop form, and the RevisionReaper (in the engine's own provider host)
     deletes every older revision with pods and keeps the stop revision. Then start it again."""
@@ -659,6 +700,7 @@ SCENARIOS: Final[tuple[tuple[str, Callable[[Suite], str]], ...]] = (
     ("image-change", scenario_image_change),
     ("refresh", scenario_refresh),
     ("cluster-refusals", scenario_cluster_refusals),
+    ("knative-knobs", scenario_knative_knobs),
     ("stop-start", scenario_stop_start),
     ("secret-kubeconfig", scenario_secret_kubeconfig),
     ("operate", scenario_operate),

@@ -99,6 +99,8 @@ def _env_source(value: object) -> object:
 GoDuration = Annotated[int, BeforeValidator(_go_duration)]
 Int = Annotated[int, Strict()]
 """An integer as YAML/JSON writes it: ``true`` or ``"8080"`` are mistakes, not numbers."""
+Number = Annotated[float, Strict()]
+"""A number as YAML/JSON writes it (an integer or a decimal), never a string or a boolean."""
 Bool = Annotated[bool, Strict()]
 """A boolean as YAML/JSON writes it: ``"yes"`` or ``"true"`` in quotes are strings, not booleans."""
 LowerCase = Annotated[str, AfterValidator(str.lower)]

@@ -13,6 +13,7 @@ from flyte_apps.core.config.domain_rules import ingress_problems
 from flyte_apps.core.config.gpu_rules import gpu_platform_problems
 from flyte_apps.core.config.keys import KEY_DOMAIN, KEY_PLATFORM, KEY_PROJECT, PREFIX
 from flyte_apps.core.config.kit import valid_fields, validate_model
+from flyte_apps.core.config.knative_rules import knative_revision_problems
 from flyte_apps.core.config.models import (
     AppConfig,
     AppId,
@@ -20,6 +21,7 @@ from flyte_apps.core.config.models import (
     Autoscaling,
     Container,
     EnvVar,
+    KnativeRevision,
     Platform,
     PlatformConfig,
     Timeouts,
@@ -306,6 +308,10 @@ def app_part_problems(
     scaling = fields.get("autoscaling")
     if isinstance(scaling, Autoscaling):
         problems.extend(autoscaling_problems(scaling, f"{path}.autoscaling"))
+    knative = fields.get("knative")
+    if isinstance(knative, KnativeRevision):
+        autoscaling = scaling if isinstance(scaling, Autoscaling) else None
+        problems.extend(knative_revision_problems(knative, autoscaling, f"{path}.knative"))
     timeouts = fields.get("timeouts")
     if isinstance(timeouts, Timeouts) and timeouts.request is not None:
         problems.extend(timeout_problems(timeouts.request, f"{path}.timeouts.request", platform))

@@ -18,6 +18,7 @@ from flyte_apps.core.config.kit import (
     GoDuration,
     Int,
     LowerCase,
+    Number,
     Quantity,
     RawEnv,
 )
@@ -86,6 +87,29 @@ class Autoscaling(ConfigModel):
     metric: Literal["concurrency", "rps"] | None = None
     target: Int | None = Field(default=None, le=MAX_UINT32)
     scaledown_period: GoDuration | None = None
+
+
+class KnativeRevision(ConfigModel):
+    """``knative``: settings of the app's Knative revision that are not in Flyte's app spec (so
+    Flyte's app service, rebuilding a KService, drops them; ``flyte-apps status`` reports that as
+    drift). Each is an annotation or field of the revision template, validated as Knative does."""
+
+    progress_deadline: GoDuration | None = None
+    """``serving.knative.dev/progress-deadline``: how long the first pod may take to become ready."""
+    scale_down_delay: GoDuration | None = None
+    """``autoscaling.knative.dev/scale-down-delay``: how long to keep a replica after traffic drops."""
+    scale_to_zero_pod_retention_period: GoDuration | None = None
+    """``autoscaling.knative.dev/scale-to-zero-pod-retention-period``: the last replica's minimum life."""
+    initial_scale: Int | None = None
+    """``autoscaling.knative.dev/initial-scale``: replicas a new revision starts with (a running app's)."""
+    target_utilization_percentage: Number | None = None
+    """``autoscaling.knative.dev/target-utilization-percentage``: 1..100."""
+    target_burst_capacity: Number | None = None
+    """``autoscaling.knative.dev/target-burst-capacity``: >= 0, or -1 (always through the activator)."""
+    activation_scale: Int | None = None
+    """``autoscaling.knative.dev/activation-scale``: replicas to start with from zero (>= 2)."""
+    container_concurrency: Int | None = None
+    """``spec.template.spec.containerConcurrency``: requests a replica serves at once (0: unlimited)."""
 
 
 class Timeouts(ConfigModel):
@@ -236,6 +260,7 @@ class AppInput(ConfigModel):
     accelerator: Accelerator | None = None
     shared_memory: Annotated[SharedMemory, BeforeValidator(_shared_memory_short_form)] | None = None
     autoscaling: Autoscaling | None = None
+    knative: KnativeRevision | None = None
     timeouts: Timeouts | None = None
     service_account: str | None = None
     visibility: Literal["public", "cluster-local"] = "public"
