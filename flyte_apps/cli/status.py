@@ -47,6 +47,7 @@ from flyte_apps.core.status import (
     Drift,
     app_key,
     find_drift,
+    knob_drift,
     latest_ready_revision,
     summarize,
 )
@@ -240,12 +241,16 @@ def drift_of(snapshot: AppSnapshot, plan: AppPlan | None) -> list[Drift]:
     """Drift against the stack's plan of this app (only the woken check without one)."""
     app = snapshot.app
     replicas = max(app.status.current_replicas, len(snapshot.replicas))
-    return find_drift(
+    found = find_drift(
         snapshot.kservice,
         expected_sha=plan.blob.sha if plan is not None else None,
         expected_stopped=bool(plan.config.input.stopped) if plan is not None else None,
         replicas=replicas,
     )
+    if plan is not None and snapshot.kservice and not plan.config.input.adopt:
+        # An adopt app's differences, these among them, are what adopt_drift reports.
+        found.extend(knob_drift(snapshot.kservice, plan.kservice))
+    return found
 
 
 def status_json(snapshots: Sequence[AppSnapshot], drift: dict[str, list[Drift]]) -> list[dict[str, Any]]:

@@ -66,6 +66,16 @@ ANNOTATION_TARGET_UTILIZATION: Final = "autoscaling.knative.dev/target-utilizati
 ANNOTATION_TARGET_BURST_CAPACITY: Final = "autoscaling.knative.dev/target-burst-capacity"
 ANNOTATION_ACTIVATION_SCALE: Final = "autoscaling.knative.dev/activation-scale"
 FIELD_CONTAINER_CONCURRENCY: Final = "containerConcurrency"
+KNATIVE_KNOB_ANNOTATIONS: Final = (
+    ANNOTATION_PROGRESS_DEADLINE,
+    ANNOTATION_SCALE_DOWN_DELAY,
+    ANNOTATION_POD_RETENTION,
+    ANNOTATION_INITIAL_SCALE,
+    ANNOTATION_TARGET_UTILIZATION,
+    ANNOTATION_TARGET_BURST_CAPACITY,
+    ANNOTATION_ACTIVATION_SCALE,
+)
+"""The revision-template annotations an app's ``knative`` settings write (not in Flyte's spec)."""
 KNATIVE_PROGRESS_DEADLINE_DEFAULT_S: Final = 600
 """Knative's default progress deadline (config-deployment ``progress-deadline``: 10 minutes)."""
 METRIC_RPS: Final = "rps"

@@ -336,6 +336,51 @@ def find_drift(
     return found
 
 
+DRIFT_KNATIVE: Final = "knative"
+
+
+def knob_drift(ksvc: Mapping[str, Any], rendered: Mapping[str, Any]) -> list[Drift]:
+    """The app's Knative revision settings (``knative``) that the live KService lacks or holds
+    otherwise than the stack renders them. Flyte's app service rebuilds a KService from the app's
+    spec, which does not hold them, whenever the spec changes or a stopped app is started."""
+    live_template, wanted_template = _template(ksvc), _template(rendered)
+    live, wanted = _knobs(live_template), _knobs(wanted_template)
+    if is_stopped(ksvc) or is_stopped(rendered):
+        # A stopped app's initial scale is upstream's stop form; the stop drift says what differs.
+        live.pop(c.ANNOTATION_INITIAL_SCALE, None)
+        wanted.pop(c.ANNOTATION_INITIAL_SCALE, None)
+    found: list[Drift] = []
+    for key in sorted(live.keys() | wanted.keys()):
+        have, want = live.get(key), wanted.get(key)
+        if have == want:
+            continue
+        state = "missing" if have is None else f"{have!r}"
+        goal = f"the stack's {want!r}" if want is not None else "none in the stack"
+        found.append(
+            Drift(
+                DRIFT_KNATIVE,
+                f"{key} is {state} on the live revision template, {goal} (Flyte's app service rebuilds the "
+                "KService from the spec, which does not hold it): the next `pulumi up` puts it back",
+            )
+        )
+    return found
+
+
+def _template(ksvc: Mapping[str, Any]) -> Mapping[str, Any]:
+    return mapping(mapping(ksvc.get("spec")).get("template"))
+
+
+def _knobs(template: Mapping[str, Any]) -> dict[str, object]:
+    annotations = annotations_of(template)
+    found: dict[str, object] = {
+        key: annotations[key] for key in c.KNATIVE_KNOB_ANNOTATIONS if key in annotations
+    }
+    concurrency = mapping(template.get("spec")).get(c.FIELD_CONTAINER_CONCURRENCY)
+    if concurrency is not None:
+        found[c.FIELD_CONTAINER_CONCURRENCY] = concurrency
+    return found
+
+
 def parse_time(value: object) -> datetime | None:
     """An RFC 3339 ``metav1.Time`` as aware UTC; None when absent or unparsable (Go's zero time)."""
     if not isinstance(value, str) or not value:

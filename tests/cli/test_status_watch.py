@@ -20,12 +20,14 @@ from typer.testing import CliRunner, Result
 
 from flyte_apps.cli import status as status_command
 from flyte_apps.cli import watch as watch_command
+from flyte_apps.cli.exits import EXIT_DRIFT
 from flyte_apps.core import constants as c
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, REVISIONS
 from tests.support.cli import command_app, without_locations
 from tests.support.config import MINIMAL_NAMESPACE as NS
 from tests.support.config import minimal_config, minimal_kservice, write_stack
+from tests.support.upstream_kservice import upstream_kservice
 
 BASE_DOMAIN = "apps.example.com"
 
@@ -409,3 +411,31 @@ def test_objects_of_any_shape_never_crash_status_or_watch(
     result = run(*command, *cluster(kube_server))
     assert result.exit_code == 0, (result.output, result.exception)
     assert "Traceback" not in result.output
+
+
+def test_status_reports_knative_settings_lost_when_flyte_starts_a_stopped_app(
+    kube_server: FakeKubeApi, tmp_path: Path
+) -> None:
+    # Flyte's app service starts a stopped app by rebuilding its KService from the spec (upstream's
+    # Deploy), and the spec does not hold the app's `knative` settings: they are gone, and that is drift.
+    knative = {"scaleDownDelay": "15m", "containerConcurrency": 2}
+    ours = minimal_kservice(knative=knative)
+    rebuilt = upstream_kservice(ours["metadata"]["annotations"][c.ANNOTATION_SPEC], "proj", "dev", "myapp")
+    kube_server.create(KSERVICES, rebuilt, NS)
+    stack = stack_args(tmp_path, config_for({"knative": knative}))
+    assert kube_server.kubeconfig_path is not None
+    result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
+    drift = result.stdout.split("drift:\n", 1)[1].splitlines()
+    assert drift == [
+        "  proj/dev/myapp: autoscaling.knative.dev/scale-down-delay is missing on the live revision "
+        "template, the stack's '15m0s' (Flyte's app service rebuilds the KService from the spec, which "
+        "does not hold it): the next `pulumi up` puts it back",
+        "  proj/dev/myapp: containerConcurrency is missing on the live revision template, the stack's 2 "
+        "(Flyte's app service rebuilds the KService from the spec, which does not hold it): the next "
+        "`pulumi up` puts it back",
+    ]
+    assert result.exit_code == EXIT_DRIFT
+    kube_server.delete(KSERVICES, NS, str(ours["metadata"]["name"]))
+    kube_server.create(KSERVICES, ours, NS)  # what `pulumi up` deploys: no drift
+    again = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
+    assert "drift:" not in again.stdout, again.stdout
