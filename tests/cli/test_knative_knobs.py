@@ -141,3 +141,25 @@ def test_a_startup_probe_longer_than_the_progress_deadline_is_warned_of() -> Non
         "more than the progress deadline 300s (knative.progressDeadline)" in w
         for w in plan_stack(config).warnings
     )
+
+
+def test_the_model_server_in_the_docs_renders_and_checks_clean(tmp_path: Path) -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "config.md").read_text(encoding="utf-8")
+    block = docs.split("## A model server, end to end", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    stack = tmp_path / "Pulumi.production.yaml"
+    stack.write_text(block, encoding="utf-8")
+    for command in ("render", "check"):
+        result = CliRunner().invoke(app, [command, "--config", str(stack), "--project-dir", str(tmp_path)])
+        assert result.exit_code == 0, result.stderr
+        assert "warning" not in result.stderr.lower(), result.stderr
+        assert "error" not in result.stderr.lower(), result.stderr
+    [plan] = plan_stack(yaml.safe_load(block)["config"]).apps
+    template = plan.kservice["spec"]["template"]
+    assert template["metadata"]["annotations"][c.ANNOTATION_PROGRESS_DEADLINE] == "30m0s"
+    assert template["spec"][c.FIELD_CONTAINER_CONCURRENCY] == 1
+    [container] = template["spec"]["containers"]
+    assert container["startupProbe"]["failureThreshold"] == 150
+    assert (
+        container["resources"]["limits"]["nvidia.com/gpu"] == "1"
+        or container["resources"]["limits"]["nvidia.com/gpu"] == 1
+    )
