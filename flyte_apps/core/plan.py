@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import cost_problems
@@ -19,6 +19,7 @@ from flyte_apps.core.config.node_rules import memory_unit_warning, memory_warnin
 from flyte_apps.core.config.pod_paths import CONTAINER_LISTS, dicts
 from flyte_apps.core.config.spec_rules import input_app_warnings
 from flyte_apps.core.domains import CustomDomains, build_custom_domains
+from flyte_apps.core.durations import NANOS_PER_SECOND
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.knative_features import ENABLED_BY_DEFAULT, FlagUse, flags_used
 from flyte_apps.core.knative_settings import build_knative_objects
@@ -213,11 +214,46 @@ def _memory_warnings(app: AppConfig) -> list[str]:
     return found
 
 
+ACTIVATOR_GRACE_DEFAULT_S: Final = 600
+"""Seconds Knative's activator pods are given to drain (its Deployment's default
+``terminationGracePeriodSeconds``): a request through the activator that runs longer is cut when one
+shuts down (an upgrade, a node drain)."""
+
+
+def _serving_warnings(plan: AppPlan, platform: PlatformConfig) -> list[str]:
+    """What a running cluster would surprise a long-running or GPU app with."""
+    found: list[str] = []
+    spec = plan.kservice["spec"]["template"]["spec"]
+    timeout = int(spec.get("timeoutSeconds") or 0)
+    grace = platform.settings.activator_termination_grace_period
+    grace_s = ACTIVATOR_GRACE_DEFAULT_S if grace is None else grace // NANOS_PER_SECOND
+    if timeout > grace_s:
+        found.append(
+            f"{plan.config.path}.timeouts.request: requests may run {timeout}s, longer than the {grace_s}s "
+            f"Knative's activator pods get to drain ({'the declared' if grace is not None else 'default'} "
+            "terminationGracePeriodSeconds): one shutting down cuts them. Raise it through the Knative "
+            f"operator or Helm, then declare it in {PREFIX}{KEY_PLATFORM}.activatorTerminationGracePeriod"
+        )
+    gpu = platform.settings.gpu_resource_name
+    containers = [container for container in spec.get("containers") or [] if isinstance(container, dict)]
+    uses_gpu = any(gpu in (container.get("resources") or {}).get("limits", {}) for container in containers)
+    probed = any("startupProbe" in container or "readinessProbe" in container for container in containers)
+    if uses_gpu and not probed:
+        found.append(
+            f"{plan.config.path}: a GPU app without a startup or readiness probe of its own: Knative's "
+            "default TCP readiness probe calls it ready once its port opens, before a model has loaded; "
+            "give pod.spec.containers[] a startupProbe (docs/config.md, a model server)"
+        )
+    return found
+
+
 def _pod_warnings(config: StackConfig, apps: Sequence[AppPlan]) -> list[str]:
     """Knative feature flags the cluster must have when this program does not manage Knative's config,
-    and pod metadata that stays in the spec because the platform does not apply it."""
+    pod metadata that stays in the spec because the platform does not apply it, and what a running
+    cluster would surprise a long-running or GPU app with."""
     found: list[str] = []
     for plan in apps:
+        found.extend(_serving_warnings(plan, config.platform))
         app = plan.config
         needed = [use for use in plan.feature_flags if use.flag not in ENABLED_BY_DEFAULT]
         if config.knative is None and needed:

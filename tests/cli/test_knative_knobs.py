@@ -163,3 +163,30 @@ def test_the_model_server_in_the_docs_renders_and_checks_clean(tmp_path: Path) -
         container["resources"]["limits"]["nvidia.com/gpu"] == "1"
         or container["resources"]["limits"]["nvidia.com/gpu"] == 1
     )
+
+
+def test_a_request_timeout_above_the_activators_drain_time_is_warned_of_until_declared() -> None:
+    config = minimal_config(timeouts={"request": "20m"})
+    config["flyte-apps:platform"] = {"maxRequestTimeout": "1h"}
+    [warning] = [w for w in plan_stack(config).warnings if "activator" in w]
+    assert warning.startswith(
+        "flyte-apps:apps[0].timeouts.request: requests may run 1200s, longer than the 600s"
+    )
+    config["flyte-apps:platform"]["activatorTerminationGracePeriod"] = "25m"
+    assert not [w for w in plan_stack(config).warnings if "activator" in w]
+    config["flyte-apps:platform"]["activatorTerminationGracePeriod"] = "15m"
+    [warning] = [w for w in plan_stack(config).warnings if "activator" in w]
+    assert "longer than the 900s Knative's activator pods get to drain (the declared" in warning
+
+
+def test_a_gpu_app_without_a_probe_of_its_own_is_warned_of() -> None:
+    config = minimal_config(
+        container={"image": "vllm/vllm-openai:v0.6.3", "resources": {"limits": {"gpu": 1}}}
+    )
+    assert any("a GPU app without a startup or readiness probe" in w for w in plan_stack(config).warnings)
+    config["flyte-apps:apps"][0]["pod"] = {
+        "spec": {
+            "containers": [{"name": "app", "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}}}]
+        }
+    }
+    assert not any("GPU app" in w for w in plan_stack(config).warnings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,8 @@ from tests.support.config import minimal_config, minimal_kservice, write_stack
 from tests.support.upstream_kservice import upstream_kservice
 
 BASE_DOMAIN = "apps.example.com"
+HUB_WATCHES = 2
+"""Watches a hub holds open: KServices and Revisions."""
 
 
 def run(*args: str) -> Result:
@@ -270,8 +273,18 @@ def test_watch_json_lines_parse_back_into_watch_responses(kube_server: FakeKubeA
 
 def test_watch_text_prints_one_line_per_event_with_phase_changes(kube_server: FakeKubeApi) -> None:
     name = deploy(kube_server)
-    with later(0.3, lambda: kube_server.reconcile_kservice(NS, name)):
-        result = run("watch", "myapp", "--max-events", "2", "--timeout", "10", *cluster(kube_server))
+
+    def reconcile_once_watched() -> None:
+        # Once the watch is open (its first list done), not at a fixed delay: a slow start under load
+        # would list the KService already reconciled, and no UPDATED event would follow.
+        for _ in range(1000):
+            if kube_server.open_watches >= HUB_WATCHES:
+                break
+            time.sleep(0.01)
+        kube_server.reconcile_kservice(NS, name)
+
+    threading.Thread(target=reconcile_once_watched, daemon=True).start()
+    result = run("watch", "myapp", "--max-events", "2", "--timeout", "10", *cluster(kube_server))
     assert result.exit_code == 0, result.stderr
     first, second = result.stdout.splitlines()
     assert first.split()[1:] == [

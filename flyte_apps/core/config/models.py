@@ -43,6 +43,9 @@ class Platform(ConfigModel):
     ingress_apps_port: Int = Field(default=0, ge=0, le=MAX_PORT)
     default_request_timeout: GoDuration = 300 * NANOS_PER_SECOND
     max_request_timeout: GoDuration = 3600 * NANOS_PER_SECOND
+    activator_termination_grace_period: GoDuration | None = None
+    """The cluster's Knative activator ``terminationGracePeriodSeconds``, when it was raised: requests
+    longer than it are cut when an activator pod shuts down. Declaring it silences that warning."""
     namespaced_name_suffix_template: str = c.DEFAULT_SUFFIX_TEMPLATE
     default_env_vars: RawEnv = None
     default_service_account: str = ""
