@@ -376,7 +376,8 @@ def _knobs(template: Mapping[str, Any]) -> dict[str, object]:
         key: annotations[key] for key in c.KNATIVE_KNOB_ANNOTATIONS if key in annotations
     }
     concurrency = mapping(template.get("spec")).get(c.FIELD_CONTAINER_CONCURRENCY)
-    if concurrency is not None:
+    # Knative's webhook writes its default, 0 (unlimited), on every revision template: 0 is no setting.
+    if concurrency is not None and concurrency != 0:
         found[c.FIELD_CONTAINER_CONCURRENCY] = concurrency
     return found
 

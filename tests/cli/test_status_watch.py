@@ -452,3 +452,16 @@ def test_status_reports_knative_settings_lost_when_flyte_starts_a_stopped_app(
     kube_server.create(KSERVICES, ours, NS)  # what `pulumi up` deploys: no drift
     again = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
     assert "drift:" not in again.stdout, again.stdout
+
+
+def test_knatives_default_container_concurrency_is_no_drift(kube_server: FakeKubeApi, tmp_path: Path) -> None:
+    # Knative's webhook writes containerConcurrency: 0 on every revision template (found by the real
+    # engine): that is its default, not a setting the stack lacks.
+    manifest = minimal_kservice()
+    manifest["spec"]["template"]["spec"][c.FIELD_CONTAINER_CONCURRENCY] = 0
+    kube_server.create(KSERVICES, manifest, NS)
+    stack = stack_args(tmp_path, config_for({}))
+    assert kube_server.kubeconfig_path is not None
+    result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
+    assert result.exit_code == 0, result.stdout
+    assert "drift:" not in result.stdout
