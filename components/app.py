@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pulumi
 from pulumi_kubernetes.apiextensions import CustomResource
 
 from components.adopt import kservice_options
-from components.reaper import RevisionReaper, RevisionReaperArgs
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import AppPlan
+
+ReaperFactory = Callable[[str, AppPlan, pulumi.ResourceOptions], pulumi.Resource]
+"""Registers a stopped app's reaper (name, app, options): the program's dynamic resource, or the
+component package's own custom resource."""
 
 
 @dataclass(frozen=True)
@@ -19,8 +23,8 @@ class FlyteAppArgs:
 
     plan: AppPlan
     """The app's rendered KService and outputs, from ``flyte_apps.core.plan.plan_stack``."""
-    reaper_timeout_seconds: float | None = None
-    """When set and the app is stopped, add a ``RevisionReaper`` with this bound; None (render
+    reaper: ReaperFactory | None = None
+    """When set and the app is stopped, registers the app's reaper after its KService; None (render
     mode) registers nothing that talks to a cluster."""
 
 
@@ -29,7 +33,7 @@ class FlyteApp(pulumi.ComponentResource):
 
     kservice: CustomResource
     """The Knative Service (``serving.knative.dev/v1``)."""
-    reaper: RevisionReaper | None
+    reaper: pulumi.Resource | None
     """Present only while the app is stopped (and not in render mode)."""
     plan: AppPlan
     """What the outputs below are made from (already planned: every value is known)."""
@@ -48,16 +52,9 @@ class FlyteApp(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(opts, kservice_options(plan, self)),
         )
         self.reaper = None
-        if plan.config.input.stopped and args.reaper_timeout_seconds is not None:
-            self.reaper = RevisionReaper(
-                f"{name}-reaper",
-                RevisionReaperArgs(
-                    namespace=plan.namespace,
-                    kservice_name=plan.kservice_name,
-                    spec_sha=plan.blob.sha,
-                    timeout_seconds=args.reaper_timeout_seconds,
-                ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.kservice]),
+        if plan.config.input.stopped and args.reaper is not None:
+            self.reaper = args.reaper(
+                f"{name}-reaper", plan, pulumi.ResourceOptions(parent=self, depends_on=[self.kservice])
             )
         self.plan = plan
         # Plain values: they are known at plan time, and the engine records the same outputs as from

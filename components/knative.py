@@ -13,7 +13,7 @@ from flyte_apps.core.objects import RenderedObject
 
 
 def register_knative_config(
-    objects: Sequence[RenderedObject], provider: pulumi.ProviderResource | None
+    objects: Sequence[RenderedObject], opts: pulumi.ResourceOptions
 ) -> list[pulumi.CustomResource]:
     """Server-side-apply patches of Knative's ConfigMaps (``build_knative_objects``), kept on delete:
     the keys belong to Knative's install, and removing them would break every app at once (and a
@@ -26,7 +26,7 @@ def register_knative_config(
         patches.append(
             k8s.core.v1.ConfigMapPatch(
                 f"{obj.namespace}-{obj.name}",
-                opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=True),
+                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True)),
                 **manifest_fields(obj.manifest),
             )
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,10 +10,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.adopt import upsert_provider, upserts
-from components.app import FlyteApp, FlyteAppArgs
+from components.app import FlyteApp, FlyteAppArgs, ReaperFactory
 from components.domains import register_custom_domains
+from components.reaper import RevisionReaper, RevisionReaperArgs
 from flyte_apps.core.durations import NANOS_PER_SECOND
-from flyte_apps.core.plan import StackPlan
+from flyte_apps.core.plan import AppPlan, StackPlan
 
 PROVIDER_NAME = "kubernetes"
 NAMESPACE_NAME = "apps-namespace"
@@ -30,9 +32,7 @@ class ClusterSettings:
 def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
     """Register every object of ``plan``; returns the app components by ``project/domain/name``.
 
-    The plan's warnings go to the Pulumi log (``render`` prints the same ones). Every app waits for
-    the namespace and for Knative's config patches: a revision whose timeout or feature flags a
-    patch allows would otherwise race the patch and be refused by Knative's admission."""
+    The plan's warnings go to the Pulumi log (``render`` prints the same ones)."""
     for warning in plan.warnings:
         pulumi.log.warn(warning)
     settings = plan.platform.settings
@@ -42,33 +42,20 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         context=cluster.context,
         render_yaml_to_directory=settings.render_yaml_to_directory or None,
     )
-    namespace = register_namespace(plan, provider)
-    knative: list[pulumi.Resource] = []
-    if plan.knative:
-        # Imported only when used, as the manager's types below.
-        from components.knative import register_knative_config
-
-        knative.extend(register_knative_config(plan.knative, provider))
     # In render mode nothing may talk to a cluster, so stopped apps get no reaper.
-    reaper_timeout = None if settings.render_yaml_to_directory else settings.reaper_timeout / NANOS_PER_SECOND
-    apps = {}
+    reaper = None if settings.render_yaml_to_directory else dynamic_reaper(settings.reaper_timeout)
     # `adopt: upsert` apps go through a provider that updates their existing KService in place.
     upsert = (
         upsert_provider(cluster.kubeconfig, cluster.context)
         if any(upserts(app) for app in plan.apps)
         else None
     )
-    for app in plan.apps:
-        app_provider = upsert if upsert is not None and upserts(app) else provider
-        apps[app.key] = FlyteApp(
-            app.kservice_name,
-            FlyteAppArgs(plan=app, reaper_timeout_seconds=reaper_timeout),
-            opts=pulumi.ResourceOptions(provider=app_provider, depends_on=[namespace, *knative]),
-        )
-        # Beside the app, not inside it: a DomainMapping is the app's route, not part of its KService.
-        register_custom_domains(
-            app.domains, apps[app.key], app.kservice_name, pulumi.ResourceOptions(provider=provider)
-        )
+    apps = register_stack(
+        plan,
+        pulumi.ResourceOptions(provider=provider),
+        reaper=reaper,
+        app_provider=lambda app: upsert if upsert is not None and upserts(app) else provider,
+    )
     pulumi.export("apps", stack_exports(plan))
     if plan.manager:
         # Imported only when used: the manager's resource types cost time and memory to load.
@@ -77,14 +64,72 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         manager = FlyteManager(
             MANAGER_NAME,
             FlyteManagerArgs(objects=plan.manager),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[apps.namespace]),
         )
         pulumi.export("managerRunsUrl", manager.runs_url)
         pulumi.export("managerQueueUrl", manager.queue_url)
-    return apps
+    return apps.apps
 
 
-def register_namespace(plan: StackPlan, provider: k8s.Provider) -> pulumi.CustomResource:
+def dynamic_reaper(timeout_nanos: int) -> ReaperFactory:
+    """Stopped apps' reapers as the program's dynamic resource (its cluster: the stack's config)."""
+
+    def make(name: str, app: AppPlan, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+        return RevisionReaper(
+            name,
+            RevisionReaperArgs(
+                namespace=app.namespace,
+                kservice_name=app.kservice_name,
+                spec_sha=app.blob.sha,
+                timeout_seconds=timeout_nanos / NANOS_PER_SECOND,
+            ),
+            opts=opts,
+        )
+
+    return make
+
+
+@dataclass(frozen=True)
+class RegisteredStack:
+    namespace: pulumi.CustomResource
+    apps: dict[str, FlyteApp]
+    """By ``project/domain/name``."""
+
+
+def register_stack(
+    plan: StackPlan,
+    opts: pulumi.ResourceOptions,
+    *,
+    reaper: ReaperFactory | None,
+    app_provider: Callable[[AppPlan], pulumi.ProviderResource | None] = lambda _: None,
+) -> RegisteredStack:
+    """The namespace, Knative's config patches, every app and its custom domains, with ``opts`` (the
+    program's provider, or a package component as the parent).
+
+    Every app waits for the namespace and for Knative's config patches: a revision whose timeout or
+    feature flags a patch allows would otherwise race the patch and be refused by Knative's admission."""
+    namespace = register_namespace(plan, opts)
+    knative: list[pulumi.Resource] = []
+    if plan.knative:
+        # Imported only when used, as the manager's types.
+        from components.knative import register_knative_config
+
+        knative.extend(register_knative_config(plan.knative, opts))
+    apps = {}
+    for app in plan.apps:
+        provider = app_provider(app)
+        app_opts = pulumi.ResourceOptions(depends_on=[namespace, *knative], provider=provider)
+        apps[app.key] = FlyteApp(
+            app.kservice_name,
+            FlyteAppArgs(plan=app, reaper=reaper),
+            opts=pulumi.ResourceOptions.merge(opts, app_opts),
+        )
+        # Beside the app, not inside it: a DomainMapping is the app's route, not part of its KService.
+        register_custom_domains(app.domains, apps[app.key], app.kservice_name, opts)
+    return RegisteredStack(namespace, apps)
+
+
+def register_namespace(plan: StackPlan, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     """Create the namespace, or patch an existing one (``adoptNamespace``) so it is not ours to delete."""
     settings = plan.platform.settings
     metadata = plan.namespace.manifest["metadata"]
@@ -96,12 +141,14 @@ def register_namespace(plan: StackPlan, provider: k8s.Provider) -> pulumi.Custom
         return NamespacePatch(
             NAMESPACE_NAME,
             metadata=metadata,
-            opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=True),
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True)),
         )
     return Namespace(
         NAMESPACE_NAME,
         metadata=metadata,
-        opts=pulumi.ResourceOptions(provider=provider, retain_on_delete=settings.retain_namespace),
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(retain_on_delete=settings.retain_namespace)
+        ),
     )
 
 

@@ -71,7 +71,7 @@ def register_manager(run: Run, objects: list[RenderedObject]) -> None:
 @pulumi.runtime.test
 def register_patches(run: Run, objects: list[RenderedObject]) -> None:
     provider = k8s.Provider(PROVIDER)
-    run.outputs["patches"] = register_knative_config(objects, provider)
+    run.outputs["patches"] = register_knative_config(objects, pulumi.ResourceOptions(provider=provider))
 
 
 def child_name(obj: RenderedObject) -> str:
