@@ -35,7 +35,9 @@ class KnativeInput(ConfigModel):
     """``flyte-apps:knative`` as written in the stack config."""
 
     manage_config: Bool = False
+    """Patch Knative Serving's ConfigMaps with the keys Flyte's apps need (one owner per key)."""
     namespace: str = KNATIVE_NAMESPACE
+    """Knative Serving's namespace."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class KnativeConfig:
     """Knative Serving's config, to be patched: exists only when ``manageConfig`` is true."""
 
     namespace: str
+    """Knative Serving's namespace."""
 
 
 def load_knative_config(raw: object, problems: list[ConfigProblem]) -> KnativeConfig | None:

@@ -112,7 +112,14 @@ RawEnv = Annotated[Any, BeforeValidator(_env_source)]
 class ConfigModel(BaseModel):
     """Config models: camelCase keys as users write them, unknown keys rejected, immutable."""
 
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, frozen=True, populate_by_name=False)
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        frozen=True,
+        populate_by_name=False,
+        # Field docstrings become descriptions: the component package's SDK docs (core.package_schema).
+        use_attribute_docstrings=True,
+    )
 
 
 M = TypeVar("M", bound=ConfigModel)
