@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
 
-.PHONY: setup test lint typecheck compat pytest render check bench sdk-fixtures vectors e2e-tools e2e e2e-cluster-up e2e-cluster-down clean FORCE
+.PHONY: setup test lint typecheck compat pytest render check bench package-schema sdk-fixtures vectors e2e-tools e2e e2e-cluster-up e2e-cluster-down clean FORCE
 
 setup: $(STAMP)
 
@@ -64,6 +64,11 @@ check: setup
 	@$(BIN)/flyte-apps check --stack $(STACK)
 
 # Flyte's SDK (tests/sdk/README.md) in .sdk-venv writes tests/fixtures/sdk. Needs PyPI; not part of `make test`.
+# The component package's schema (components/plugin/schema.json): what every language's SDK is made
+# from. tests/components/test_package_schema.py fails until the committed copy matches the code.
+package-schema: setup
+	$(BIN)/python -c 'from components.package import package_version, schema_text; print(schema_text(package_version()), end="")' > components/plugin/schema.json
+
 sdk-fixtures: setup
 	$(BIN)/python tests/sdk/make_fixtures.py
 

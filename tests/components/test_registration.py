@@ -47,6 +47,8 @@ def test_the_pulumi_layer_has_its_modules() -> None:
         "domains.py",
         "knative.py",
         "manager.py",
+        "package.py",
+        "__main__.py",
         "program.py",
         "reaper.py",
     ]

@@ -1,0 +1,146 @@
+"""The component package's schema: the committed copy is what the plugin serves over gRPC, as the engine
+starts and asks it, and every field of the config models is a documented property of it."""
+
+from __future__ import annotations
+
+import json
+import selectors
+import subprocess
+import sys
+import time
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import grpc  # type: ignore[import-untyped]
+import pytest
+from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+from pydantic import BaseModel
+
+from flyte_apps.core import package_schema as schema
+from flyte_apps.core.config.models import AppInput, Platform
+from flyte_apps.core.knative_settings import KnativeInput
+from tests.support.config import REPO_ROOT
+
+PLUGIN_DIR: Final = REPO_ROOT / "components" / "plugin"
+COMMITTED: Final = PLUGIN_DIR / "schema.json"
+START_TIMEOUT_S: Final = 60.0
+CALL_TIMEOUT_S: Final = 30.0
+STOP_TIMEOUT_S: Final = 10.0
+NO_ENGINE: Final = "127.0.0.1:1"
+"""GetSchema needs no engine; the plugin only records the address it is given."""
+
+
+def read_port(process: subprocess.Popen[bytes]) -> int:
+    """The port the plugin prints on its first line (the engine's handshake), within a bound."""
+    assert process.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    line = b""
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        assert left > 0, f"the plugin printed no port within {START_TIMEOUT_S}s"
+        if selector.select(timeout=left):
+            chunk = process.stdout.read1(64)  # type: ignore[attr-defined]
+            assert chunk, f"the plugin exited ({process.wait(STOP_TIMEOUT_S)}) before printing its port"
+            line += chunk
+    return int(line.strip())
+
+
+@pytest.fixture
+def plugin() -> Iterator[provider_pb2_grpc.ResourceProviderStub]:
+    """The plugin started as the engine starts it: ``python <plugin dir> <engine address>``, in its
+    directory, speaking gRPC on the port it prints."""
+    process = subprocess.Popen(
+        [sys.executable, str(PLUGIN_DIR), NO_ENGINE],
+        cwd=PLUGIN_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        port = read_port(process)
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield provider_pb2_grpc.ResourceProviderStub(channel)
+    finally:
+        process.kill()
+        process.wait(STOP_TIMEOUT_S)
+
+
+def test_the_committed_schema_is_what_the_plugin_serves(
+    plugin: provider_pb2_grpc.ResourceProviderStub,
+) -> None:
+    served = plugin.GetSchema(provider_pb2.GetSchemaRequest(), timeout=CALL_TIMEOUT_S).schema
+    assert served == COMMITTED.read_text(encoding="utf-8"), (
+        "the package's schema changed: review the change to every language's API, then `make package-schema`"
+    )
+
+
+def test_every_config_field_is_a_documented_property_of_the_same_name() -> None:
+    document = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    app = document["resources"][schema.TYPE_FLYTE_APP]["inputProperties"]
+    expected_app = {
+        info.alias or name for name, info in AppInput.model_fields.items()
+    } - schema.APP_FIELDS_LEFT_OUT
+    assert expected_app <= set(app)
+    checked: list[tuple[type[BaseModel], frozenset[str]]] = [
+        (AppInput, schema.APP_FIELDS_LEFT_OUT),
+        (Platform, schema.PLATFORM_FIELDS_LEFT_OUT),
+        (KnativeInput, frozenset()),
+        *((nested, frozenset[str]()) for nested in nested_models(AppInput)),
+    ]
+    for model, left_out in checked:
+        declared = document["types"][schema.type_token(model)]
+        fields = {info.alias or name for name, info in model.model_fields.items()} - left_out
+        assert set(declared["properties"]) == fields, model.__name__
+        assert set(declared.get("required", [])) == {
+            info.alias or name for name, info in model.model_fields.items() if info.is_required()
+        }, model.__name__
+        for name, prop in declared["properties"].items():
+            assert prop["description"], f"{model.__name__}.{name}"
+
+
+def nested_models(model: type[BaseModel], seen: set[type[BaseModel]] | None = None) -> list[type[BaseModel]]:
+    seen = set() if seen is None else seen
+    for info in model.model_fields.values():
+        for inner in models_in(info.annotation):
+            if inner not in seen:
+                seen.add(inner)
+                nested_models(inner, seen)
+    return list(seen)
+
+
+def models_in(hint: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        yield hint
+    for arg in typing.get_args(hint):
+        yield from models_in(arg)
+
+
+def test_a_field_without_a_docstring_stops_the_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(AppInput.model_fields["stopped"], "description", None)
+    with pytest.raises(schema.SchemaGapError, match=r"AppInput\.stopped has no docstring"):
+        schema.package_schema("0.0.0")
+
+
+def test_integer_fields_are_integers_and_durations_strings_as_in_a_stack_file() -> None:
+    document = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    autoscaling = document["types"][schema.TOKEN_PREFIX + "Autoscaling"]["properties"]
+    assert autoscaling["minReplicas"]["type"] == "integer"
+    assert autoscaling["scaledownPeriod"]["type"] == "string"
+    env = document["types"][schema.TOKEN_PREFIX + "Container"]["properties"]["env"]
+    assert env == {
+        "type": "array",
+        "items": {"$ref": f"#/types/{schema.TYPE_ENV_VAR}"},
+        "description": env["description"],
+    }
+    pod = document["types"][schema.TOKEN_PREFIX + "PodTemplate"]["properties"]["spec"]
+    assert (pod["type"], pod["additionalProperties"]) == ("object", {"$ref": schema.ANY_REF})
+
+
+def test_the_plugin_directory_is_what_pulumi_package_add_reads() -> None:
+    assert (PLUGIN_DIR / "PulumiPlugin.yaml").is_file()
+    requirements = (PLUGIN_DIR / "requirements.txt").read_text(encoding="utf-8").split()
+    assert "../../requirements.lock" in requirements, "the package's virtualenv gets the repository's pins"
+    assert Path(PLUGIN_DIR / "../../pyproject.toml").resolve().is_file()
