@@ -6,10 +6,14 @@
 // import|destroy` and `--policy-pack` ask of a Python project: it runs the program through the
 // `pulumi-language-python-exec` script of the Python SDK (installed next to this binary), runs policy
 // packs (`python -m pulumi.policy` behind the SDK's policy proxy), installs dependencies and lists the
-// resource plugins the virtualenv's packages ask for. Virtualenvs and toolchains are resolved by the
-// SDK's own `python/toolchain` package, so the `virtualenv` and `toolchain` options of Pulumi.yaml and
-// PulumiPolicy.yaml mean what they mean to Pulumi's host. Code generation, `pulumi new` prompts and
-// debugging are not offered (Unimplemented).
+// resource plugins the virtualenv's packages ask for. It also runs a Python resource plugin, such as a
+// component package's provider (`pulumi package add|get-schema <dir>`, and every consumer's
+// deployment): `python <dir> <args>` with the virtualenv of its PulumiPlugin.yaml, which
+// InstallDependencies creates from its requirements.txt. Virtualenvs and toolchains are resolved by the
+// SDK's own `python/toolchain` package, so the `virtualenv` and `toolchain` options of Pulumi.yaml,
+// PulumiPolicy.yaml and PulumiPlugin.yaml mean what they mean to Pulumi's host. Code generation,
+// `pulumi new` prompts, debugging and plugins without a __main__.py (Pulumi's host runs a pyproject-only
+// one as `python -m pulumi.run.plugin`) are not offered.
 package main
 
 import (
@@ -342,8 +346,9 @@ func (h *host) InstallDependencies(
 
 // RunPlugin starts a Python plugin. A policy pack (kind analyzer) runs as `python -u -m pulumi.policy
 // <engine> <pack directory>` in the pack's directory, behind the SDK's policy proxy, which hands the
-// stack's configuration over in the environment as Pulumi's own host does. Other plugins run their
-// directory's __main__.py.
+// stack's configuration over in the environment as Pulumi's own host does. Other plugins (a resource
+// provider such as a component package's) run their directory's __main__.py, `python <dir> <args>`,
+// in the engine's working directory.
 func (h *host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.LanguageRuntime_RunPluginServer) error {
 	ctx := server.Context()
 	analyzer := req.GetKind() == string(apitype.AnalyzerPlugin)
