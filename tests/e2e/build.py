@@ -2,11 +2,19 @@
 
 Every tool of ``versions.toml`` is built by ``go build`` inside a copy of its wrapper module
 (``tools/<wrapper>``: our go.mod and go.sum, and a small main where one is needed), with the Go module
-cache as the only source. The result goes to ``<cache>/<tool>-<key>/`` where the key hashes the tool's
-entry, its wrapper's files and ``go version``: a second run, and CI on the same machine, find it there
-and build nothing. A directory is complete only once its ``built.json`` is written (the build happens
-in a temporary directory that is renamed into place), so an interrupted build leaves nothing that
-looks usable.
+cache as the only source. A tool may bundle others (their binaries are copied into its ``bin/``, where
+the CLI looks for its bundled language hosts). The result goes to ``<cache>/<tool>-<key>/`` where the
+key hashes the tool's entry, its wrapper's files, the keys of what it bundles and ``go version``: a
+second run, and CI on the same machine, find it there and build nothing. A directory is complete only
+once its ``built.json`` is written (the build happens in a temporary directory that is renamed into
+place), so an interrupted build leaves nothing that looks usable.
+
+The consumers of ``versions.toml`` are prepared the same way, keyed by their template's files
+(``consumers/<template>``): what a TypeScript or Go program that consumes a package needs offline, in
+``share/``. For the npm one, ``npm ci`` of the committed package-lock.json into an npm cache
+(``share/npm-cache``); for the Go one, ``go mod tidy`` of the committed go.mod (which must not change
+it) into a module cache (``share/gomodcache``), and a build of the template into a warm build cache
+(``share/gocache``).
 
     python tests/e2e/build.py            # build what is missing, print the time each took
     python tests/e2e/build.py --check    # exit 0 when every tool is built, 1 (and what is missing) if not
@@ -33,6 +41,7 @@ from typing import Any, Final
 E2E_DIR: Final = Path(__file__).resolve().parent
 VERSIONS_FILE: Final = E2E_DIR / "versions.toml"
 WRAPPERS_DIR: Final = E2E_DIR / "tools"
+CONSUMERS_DIR: Final = E2E_DIR / "consumers"
 CACHE_ENV: Final = "FLYTE_APPS_E2E_CACHE"
 DEFAULT_CACHE: Final = Path.home() / ".cache" / "flyte-apps-e2e"
 STAMP: Final = "built.json"
@@ -41,6 +50,18 @@ DATA: Final = "share"
 GO_BUILD_TIMEOUT_S: Final = 3600
 GO_QUERY_TIMEOUT_S: Final = 600
 EXECUTABLE_MODE: Final = 0o755
+# What an entry builds: a Go tool from its wrapper module, or a consumer's caches from its template.
+GO_TOOL: Final = "go"
+NPM_CONSUMER: Final = "npm-consumer"
+GO_CONSUMER: Final = "go-consumer"
+CONSUMER_KINDS: Final = (NPM_CONSUMER, GO_CONSUMER)
+# Where a consumer's caches go, under share/.
+NPM_CACHE: Final = "npm-cache"
+GO_MODULE_CACHE: Final = "gomodcache"
+GO_BUILD_CACHE: Final = "gocache"
+# The flags the Go language host builds a program with (cmd/pulumi-language-go): the template is built
+# with the same ones, so its build cache serves the program's dependencies.
+GO_PROGRAM_BUILD_FLAGS: Final = ("-buildvcs=false", "-trimpath", "-ldflags=-w -s")
 
 
 class ToolError(Exception):
@@ -49,7 +70,7 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class Tool:
-    """One entry of ``versions.toml``."""
+    """One entry of ``versions.toml``: a tool (``[tools.*]``) or a consumer (``[consumers.*]``)."""
 
     name: str
     wrapper: str
@@ -62,11 +83,20 @@ class Tool:
     data: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     generate: str = ""
     plugin_version: str = ""
+    bundle: tuple[str, ...] = ()
+    kind: str = GO_TOOL
+    template: str = ""
+    npm: Mapping[str, str] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def wrapper_dir(self) -> Path:
         return WRAPPERS_DIR / self.wrapper
+
+    @property
+    def source_dir(self) -> Path:
+        """What a build copies: the wrapper module of a tool, the template of a consumer."""
+        return CONSUMERS_DIR / self.template if self.kind in CONSUMER_KINDS else self.wrapper_dir
 
 
 @dataclass(frozen=True)
@@ -89,6 +119,7 @@ class Built:
 
 
 def load_tools(path: Path = VERSIONS_FILE) -> dict[str, Tool]:
+    """The Go tools (``[tools.*]``)."""
     document = tomllib.loads(path.read_text())
     tools = {}
     for name, entry in document["tools"].items():
@@ -104,9 +135,40 @@ def load_tools(path: Path = VERSIONS_FILE) -> dict[str, Tool]:
             data={module: dict(files) for module, files in entry.get("data", {}).items()},
             generate=entry.get("generate", ""),
             plugin_version=entry.get("plugin_version", ""),
+            bundle=tuple(entry.get("bundle", ())),
             raw=entry,
         )
     return tools
+
+
+def load_consumers(path: Path = VERSIONS_FILE) -> dict[str, Tool]:
+    """The consumer templates (``[consumers.*]``), each an entry whose build fills caches."""
+    document = tomllib.loads(path.read_text())
+    consumers = {}
+    for name, entry in document.get("consumers", {}).items():
+        if entry["kind"] not in CONSUMER_KINDS:
+            raise ToolError(f"consumer {name}: kind must be one of {', '.join(CONSUMER_KINDS)}")
+        consumers[name] = Tool(
+            name=name,
+            wrapper="",
+            modules=tuple(entry.get("modules", ())),
+            binaries={},
+            kind=entry["kind"],
+            template=entry["template"],
+            npm=dict(entry.get("npm", {})),
+            raw=entry,
+        )
+    return consumers
+
+
+def load_all(path: Path = VERSIONS_FILE) -> dict[str, Tool]:
+    """Every entry, tools then consumers; one name names one entry."""
+    tools = load_tools(path)
+    consumers = load_consumers(path)
+    both = sorted(set(tools) & set(consumers))
+    if both:
+        raise ToolError(f"versions.toml names {', '.join(both)} both as a tool and as a consumer")
+    return {**tools, **consumers}
 
 
 def recorded_go_version(path: Path = VERSIONS_FILE) -> str:
@@ -142,43 +204,100 @@ def go_version() -> str:
 
 
 def wrapper_files(tool: Tool) -> list[Path]:
-    """The wrapper's committed files (what a build copies), in a stable order."""
+    """The wrapper's (or template's) committed files (what a build copies), in a stable order."""
     ignored = {".gitignore"}
     return sorted(
         p
-        for p in tool.wrapper_dir.rglob("*")
+        for p in tool.source_dir.rglob("*")
         if p.is_file() and p.name not in ignored and "__pycache__" not in p.parts
     )
 
 
-def tool_key(tool: Tool, go: str) -> str:
+def tool_key(tool: Tool, go: str, entries: Mapping[str, Tool] | None = None) -> str:
+    """The hash a tool's directory is named by: its entry, its files, ``go`` and the keys of the tools
+    it bundles (looked up in ``entries``, by default ``versions.toml``)."""
     digest = hashlib.sha256()
     digest.update(json.dumps({"go": go, "entry": tool.raw}, sort_keys=True).encode())
     for path in wrapper_files(tool):
-        digest.update(str(path.relative_to(tool.wrapper_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path.relative_to(tool.source_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
+    if tool.bundle:
+        known = load_all() if entries is None else entries
+        for name in tool.bundle:
+            digest.update(f"bundle {name} {tool_key(known[name], go, known)}\0".encode())
     return digest.hexdigest()[:16]
 
 
-def tool_dir(tool: Tool, go: str) -> Path:
-    return cache_root() / f"{tool.name}-{tool_key(tool, go)}"
+def tool_dir(tool: Tool, go: str, entries: Mapping[str, Tool] | None = None) -> Path:
+    return cache_root() / f"{tool.name}-{tool_key(tool, go, entries)}"
+
+
+def build_order(names: Iterable[str], entries: Mapping[str, Tool]) -> list[str]:
+    """``names`` with what each bundles before it, each once."""
+    order: list[str] = []
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in path:
+            raise ToolError(f"versions.toml bundles in a circle: {' -> '.join((*path, name))}")
+        if name in order:
+            return
+        if name not in entries:
+            raise ToolError(f"{path[-1] if path else name} bundles {name}, which versions.toml does not name")
+        for bundled in entries[name].bundle:
+            visit(bundled, (*path, name))
+        order.append(name)
+
+    for name in names:
+        visit(name, ())
+    return order
 
 
 def locate(names: Iterable[str] | None = None) -> dict[str, Built]:
-    """The built tools (all of ``versions.toml``, or ``names``); ToolError names every one missing."""
-    tools = load_tools()
-    wanted = list(names) if names is not None else list(tools)
+    """The built tools and consumers (all of ``versions.toml``, or ``names``); ToolError names every
+    one missing."""
+    entries = load_all()
+    wanted = list(names) if names is not None else list(entries)
     go = go_version()
     found: dict[str, Built] = {}
     missing = []
     for name in wanted:
-        root = tool_dir(tools[name], go)
+        root = tool_dir(entries[name], go, entries)
         if (root / STAMP).is_file():
-            found[name] = Built(tools[name], root)
+            found[name] = Built(entries[name], root)
         else:
             missing.append(name)
     if missing:
         raise ToolError(f"not built yet: {', '.join(missing)} (run `make e2e-tools`)")
     return found
+
+
+def consumer_environment(consumers: Iterable[Built], work: Path) -> dict[str, str]:
+    """The variables under which a consumer program's package managers find what its template's build
+    cached, and nothing else: npm offline with ``share/npm-cache`` (its logs in ``work``), Go with
+    ``share/gomodcache``, no proxy, and ``share/gocache`` with the settings it was built with (no cgo,
+    this Go); pip without an index, since a component package's virtualenv is made beforehand (with
+    PyPI) and the CLI reinstalls it at ``pulumi package add``. `node`, `npm` and `go` must be on PATH."""
+    env = {"PIP_NO_INDEX": "1"}
+    for built in consumers:
+        if built.tool.kind == NPM_CONSUMER:
+            env.update(
+                npm_config_cache=str(built.share / NPM_CACHE),
+                npm_config_offline="true",
+                npm_config_logs_dir=str(work / "npm-logs"),
+                npm_config_update_notifier="false",
+                npm_config_audit="false",
+                npm_config_fund="false",
+            )
+        elif built.tool.kind == GO_CONSUMER:
+            env.update(
+                GOMODCACHE=str(built.share / GO_MODULE_CACHE),
+                GOCACHE=str(built.share / GO_BUILD_CACHE),
+                GOPROXY="off",
+                GOFLAGS="-modcacherw",
+                GOTOOLCHAIN="local",
+                GOWORK="off",
+                CGO_ENABLED="0",
+            )
+    return env
 
 
 def module_dir(module: str, env: Mapping[str, str]) -> Path:
@@ -233,44 +352,120 @@ def run_logged(argv: list[str], cwd: Path, env: Mapping[str, str], log: Path) ->
         )
 
 
-def build(tool: Tool, go: str) -> Path:
-    """Build ``tool`` into its cache directory; returns it."""
-    final = tool_dir(tool, go)
-    final.parent.mkdir(parents=True, exist_ok=True)
+def build_go_tool(
+    tool: Tool, go: str, entries: Mapping[str, Tool], src: Path, out: Path, log: Path
+) -> dict[str, str]:
+    """``go build`` of each binary in the wrapper; the module files and data it names; the binaries of
+    the tools it bundles."""
     env = go_environment()
+    if tool.generate:
+        GENERATORS[tool.generate](tool, src, env)
+    ldflags = " ".join(["-s", "-w", *tool.ldflags])
+    for binary, package in tool.binaries.items():
+        argv = ["go", "build", "-trimpath", f"-ldflags={ldflags}", "-o", str(out / BIN / binary)]
+        if tool.tags:
+            argv.append(f"-tags={','.join(tool.tags)}")
+        run_logged([*argv, package], src, env, log)
+    if tool.module_files:
+        base = module_dir(tool.module_files_from, env)
+        for name, relative in tool.module_files.items():
+            target = out / BIN / name
+            shutil.copyfile(base / relative, target)
+            target.chmod(EXECUTABLE_MODE)
+    for module, files in tool.data.items():
+        base = module_dir(module, env)
+        for target_name, relative in files.items():
+            target = out / DATA / target_name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(base / relative, target)
+    for name in tool.bundle:
+        bundled = tool_dir(entries[name], go, entries)
+        if not (bundled / STAMP).is_file():
+            raise ToolError(f"{tool.name} bundles {name}, which is not built")
+        for executable in sorted((bundled / BIN).iterdir()):
+            if (out / BIN / executable.name).exists():
+                raise ToolError(f"{tool.name} and {name}, which it bundles, both have {executable.name}")
+            shutil.copy2(executable, out / BIN / executable.name)
+    return {}
+
+
+def tool_version(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=GO_QUERY_TIMEOUT_S, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ToolError(f"{' '.join(argv)}: {exc}") from None
+    return done.stdout.strip()
+
+
+def build_npm_consumer(
+    tool: Tool, go: str, entries: Mapping[str, Tool], src: Path, out: Path, log: Path
+) -> dict[str, str]:
+    """``npm ci`` of the template's package-lock.json into ``share/npm-cache`` (install scripts off:
+    the cache is what is kept); ``npm install --offline`` with that cache then needs no registry."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ToolError("npm is not on PATH: the Node.js consumer template is installed with npm")
+    env = dict(os.environ)
+    env.update(npm_config_update_notifier="false", npm_config_audit="false", npm_config_fund="false")
+    cache = out / DATA / NPM_CACHE
+    argv = [npm, "ci", "--cache", str(cache), "--logs-dir", str(log.parent / "npm-logs"), "--ignore-scripts"]
+    run_logged([*argv, "--loglevel=warn"], src, env, log)
+    return {"node": tool_version(["node", "--version"]), "npm": tool_version([npm, "--version"])}
+
+
+def build_go_consumer(
+    tool: Tool, go: str, entries: Mapping[str, Tool], src: Path, out: Path, log: Path
+) -> dict[str, str]:
+    """``go mod tidy`` of the template into ``share/gomodcache`` (everything `go mod tidy` of a program
+    that adds a package's SDK then finds without a proxy); the template must be tidy already. Then a
+    build of it, with the Go host's flags, into ``share/gocache``, so a program's dependencies are
+    compiled once here, not at its first ``pulumi up``."""
+    env = go_environment()
+    env.update(
+        GOMODCACHE=str(out / DATA / GO_MODULE_CACHE),
+        GOCACHE=str(out / DATA / GO_BUILD_CACHE),
+        GOFLAGS="-modcacherw -buildvcs=false",
+    )
+    committed = {name: (src / name).read_bytes() for name in ("go.mod", "go.sum")}
+    run_logged(["go", "mod", "tidy"], src, env, log)
+    changed = [name for name, data in committed.items() if (src / name).read_bytes() != data]
+    if changed:
+        raise ToolError(
+            f"go mod tidy changes {' and '.join(changed)} of tests/e2e/consumers/{tool.template}: "
+            "commit the tidy ones"
+        )
+    run_logged(
+        ["go", "build", "-mod=readonly", *GO_PROGRAM_BUILD_FLAGS, "-o", os.devnull, "."], src, env, log
+    )
+    return {}
+
+
+BUILDERS: Final[
+    Mapping[str, Callable[[Tool, str, Mapping[str, Tool], Path, Path, Path], Mapping[str, str]]]
+] = {
+    GO_TOOL: build_go_tool,
+    NPM_CONSUMER: build_npm_consumer,
+    GO_CONSUMER: build_go_consumer,
+}
+
+
+def build(tool: Tool, go: str, entries: Mapping[str, Tool] | None = None) -> Path:
+    """Build ``tool`` (a tool or a consumer) into its cache directory; returns it."""
+    known = load_all() if entries is None else entries
+    final = tool_dir(tool, go, known)
+    final.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{tool.name}-", dir=final.parent))
     try:
         src = work / "src"
-        shutil.copytree(tool.wrapper_dir, src, ignore=shutil.ignore_patterns(".gitignore"))
-        if tool.generate:
-            GENERATORS[tool.generate](tool, src, env)
+        shutil.copytree(tool.source_dir, src, ignore=shutil.ignore_patterns(".gitignore"))
         out = work / "out"
         (out / BIN).mkdir(parents=True)
         log = work / "build.log"
-        ldflags = " ".join(["-s", "-w", *tool.ldflags])
-        for binary, package in tool.binaries.items():
-            argv = ["go", "build", "-trimpath", f"-ldflags={ldflags}", "-o", str(out / BIN / binary)]
-            if tool.tags:
-                argv.append(f"-tags={','.join(tool.tags)}")
-            run_logged([*argv, package], src, env, log)
-        if tool.module_files:
-            base = module_dir(tool.module_files_from, env)
-            for name, relative in tool.module_files.items():
-                target = out / BIN / name
-                shutil.copyfile(base / relative, target)
-                target.chmod(EXECUTABLE_MODE)
-        for module, files in tool.data.items():
-            base = module_dir(module, env)
-            for target_name, relative in files.items():
-                target = out / DATA / target_name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(base / relative, target)
+        log.touch()
+        details = BUILDERS[tool.kind](tool, go, known, src, out, log)
         shutil.copyfile(log, out / "build.log")
-        (out / STAMP).write_text(
-            json.dumps(
-                {"tool": tool.name, "go": go, "modules": list(tool.modules), "entry": tool.raw}, indent=2
-            )
-        )
+        stamp = {"tool": tool.name, "go": go, "modules": list(tool.modules), "entry": tool.raw, **details}
+        (out / STAMP).write_text(json.dumps(stamp, indent=2))
         if final.exists():
             shutil.rmtree(final)
         out.rename(final)
@@ -283,13 +478,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 0 if every tool is built, else 1")
     parser.add_argument("--print", action="store_true", help="print each built tool's directory")
-    parser.add_argument("tools", nargs="*", help="only these tools (default: all)")
+    parser.add_argument("tools", nargs="*", help="only these tools or consumers (default: all)")
     args = parser.parse_args(argv)
-    tools = load_tools()
-    names = args.tools or list(tools)
-    unknown = [n for n in names if n not in tools]
+    try:
+        entries = load_all()
+    except ToolError as exc:
+        print(f"e2e-tools: {exc}", file=sys.stderr)
+        return 1
+    names = args.tools or list(entries)
+    unknown = [n for n in names if n not in entries]
     if unknown:
-        parser.error(f"unknown tool(s) {', '.join(unknown)}; versions.toml has {', '.join(tools)}")
+        parser.error(f"unknown tool(s) {', '.join(unknown)}; versions.toml has {', '.join(entries)}")
     try:
         if args.check or args.print:
             built = locate(names)
@@ -305,13 +504,14 @@ def main(argv: list[str] | None = None) -> int:
             )
         started = time.monotonic()
         built_now = []
-        for name in names:
-            tool = tools[name]
-            if (tool_dir(tool, go) / STAMP).is_file():
+        for name in build_order(names, entries):
+            tool = entries[name]
+            if (tool_dir(tool, go, entries) / STAMP).is_file():
                 continue
-            print(f"e2e-tools: building {name} ({', '.join(tool.modules)}) ...", file=sys.stderr, flush=True)
+            what = ", ".join(tool.modules) if tool.kind == GO_TOOL else f"consumers/{tool.template}"
+            print(f"e2e-tools: building {name} ({what}) ...", file=sys.stderr, flush=True)
             began = time.monotonic()
-            build(tool, go)
+            build(tool, go, entries)
             print(f"e2e-tools: built {name} in {time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
             built_now.append(name)
         took = time.monotonic() - started
