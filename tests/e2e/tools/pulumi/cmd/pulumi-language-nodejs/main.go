@@ -316,7 +316,24 @@ func (h *host) GetRequiredPackages(
 		}
 	}
 	walk(root)
-	return &pulumirpc.GetRequiredPackagesResponse{Packages: found}, nil
+	return &pulumirpc.GetRequiredPackagesResponse{Packages: distinct(found)}, nil
+}
+
+// distinct drops repeated packages (a local SDK's postinstall copies its package.json into bin/).
+func distinct(packages []*pulumirpc.PackageDependency) []*pulumirpc.PackageDependency {
+	seen := map[string]bool{}
+	kept := packages[:0]
+	for _, dep := range packages {
+		key := strings.Join([]string{dep.GetName(), dep.GetVersion(), dep.GetServer(),
+			dep.GetParameterization().GetName(), dep.GetParameterization().GetVersion(),
+			string(dep.GetParameterization().GetValue()),
+			dep.GetExtension().GetName(), dep.GetExtension().GetVersion(), string(dep.GetExtension().GetValue())}, "\x00")
+		if !seen[key] {
+			seen[key] = true
+			kept = append(kept, dep)
+		}
+	}
+	return kept
 }
 
 // readPackage is the package a package.json asks for, or nil.
