@@ -35,11 +35,18 @@ import yaml
 from ruamel.yaml import YAML
 
 from tests.e2e import build, cluster, compare
+from tests.e2e.outcome import ScenarioFailed, check
+from tests.e2e.package_scenarios import package_scenarios
 
 REPO: Final = Path(__file__).resolve().parents[2]
 STACKS: Final = Path(__file__).resolve().parent / "stacks"
 POLICY_PACK: Final = REPO / "policies"
 POLICY_STAMP: Final = POLICY_PACK / "venv" / ".flyte-apps-e2e"
+PACKAGE_PLUGIN: Final = REPO / "components" / "plugin"
+PACKAGE_STAMP: Final = PACKAGE_PLUGIN / "venv" / ".flyte-apps-e2e"
+WHEELHOUSE: Final = "wheelhouse"
+"""Under the tools' cache: the wheels `pulumi package add` needs offline (setuptools, to build flyte-apps
+into the package's virtualenv; every pin is already installed there)."""
 PROJECT_FILES: Final = ("Pulumi.yaml", "__main__.py", "components", "flyte_apps", ".venv")
 INSIDE_MARKER: Final = "FLYTE_APPS_E2E_NETNS"
 PASSPHRASE: Final = "flyte-apps-e2e"
@@ -57,15 +64,6 @@ CLAIMS: Final = "clusterdomainclaims.networking.internal.knative.dev"
 LABEL_APP: Final = "flyte.org/app-name"
 LABEL_SERVICE: Final = "serving.knative.dev/service"
 LABEL_REVISION: Final = "serving.knative.dev/revision"
-
-
-class ScenarioFailed(AssertionError):
-    """A scenario's assertion, with what was seen."""
-
-
-def check(condition: bool, message: str) -> None:
-    if not condition:
-        raise ScenarioFailed(message)
 
 
 @dataclass
@@ -705,6 +703,7 @@ SCENARIOS: Final[tuple[tuple[str, Callable[[Suite], str]], ...]] = (
     ("secret-kubeconfig", scenario_secret_kubeconfig),
     ("operate", scenario_operate),
     ("adopt", scenario_adopt),
+    *package_scenarios(),
     ("destroy", scenario_destroy),
 )
 
@@ -794,6 +793,62 @@ def install_policy_pack(tools: Mapping[str, build.Built]) -> None:
     POLICY_STAMP.write_text(policy_pack_inputs())
 
 
+def package_inputs_digest() -> str:
+    digest = hashlib.sha256()
+    for path in (PACKAGE_PLUGIN / "requirements.txt", REPO / "requirements.lock", REPO / "pyproject.toml"):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def install_package_venv() -> None:
+    """The component package's virtualenv with the repository's pins (from PyPI), and a wheelhouse with
+    the build backend, unless done for these inputs already: inside the network namespace `pulumi package
+    add` installs from them alone (``offline_pip``)."""
+    wheelhouse = build.cache_root() / WHEELHOUSE
+    if (
+        PACKAGE_STAMP.is_file()
+        and PACKAGE_STAMP.read_text() == package_inputs_digest()
+        and wheelhouse.is_dir()
+    ):
+        return
+    print("e2e: installing the component package's virtualenv (components/plugin/venv)", file=sys.stderr)
+    venv = PACKAGE_PLUGIN / "venv"
+    steps = [
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(venv / "bin" / "pip"), "install", "--quiet", "-r", "requirements.txt"],
+        [str(venv / "bin" / "pip"), "download", "--quiet", "--dest", str(wheelhouse), "setuptools>=68"],
+    ]
+    for argv in steps:
+        done = subprocess.run(
+            argv, cwd=PACKAGE_PLUGIN, capture_output=True, text=True, timeout=1200, check=False
+        )
+        if done.returncode != 0:
+            raise build.ToolError(f"{' '.join(argv[:3])} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    PACKAGE_STAMP.write_text(package_inputs_digest())
+
+
+def offline_pip() -> dict[str, str]:
+    """pip without an index: the package's pins are installed, its build backend is in the wheelhouse."""
+    return {
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(build.cache_root() / WHEELHOUSE),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+
+
+def consumers_environment(work: Path, tools: Mapping[str, build.Built]) -> dict[str, str]:
+    """The scenarios' environment: ``pulumi_environment``, with pip, npm and Go offline on what was
+    installed and cached beforehand, and node and go on PATH (the consumer programs' toolchains)."""
+    env = {**pulumi_environment(work, tools), **offline_pip()}
+    env.update(
+        build.consumer_environment([t for t in tools.values() if t.tool.kind in build.CONSUMER_KINDS], work)
+    )
+    env.update(offline_pip())  # after: consumer_environment sets PIP_NO_INDEX alone
+    toolchains = [str(Path(found).parent) for found in map(shutil.which, ("node", "go")) if found]
+    env["PATH"] = os.pathsep.join([env["PATH"], *dict.fromkeys(toolchains)])
+    return env
+
+
 def reexec_in_network_namespace(argv: Sequence[str]) -> int:
     """Run this module again inside a network namespace of its own (only ``lo``, brought up inside)."""
     prefix = cluster.network_namespace_prefix()
@@ -804,7 +859,7 @@ def reexec_in_network_namespace(argv: Sequence[str]) -> int:
     ).returncode
 
 
-def run_scenarios(work: Path, until: str | None) -> int:
+def run_scenarios(work: Path, until: str | None, only: Sequence[str] = ()) -> int:
     tools = build.locate()
     started = time.monotonic()
     results: list[tuple[str, str, float, str]] = []
@@ -813,9 +868,11 @@ def run_scenarios(work: Path, until: str | None) -> int:
     plane.up()
     print(f"e2e: control plane ready in {time.monotonic() - started:.0f} s", flush=True)
     try:
-        suite = Suite(work, plane, tools, pulumi_environment(work, tools))
+        suite = Suite(work, plane, tools, consumers_environment(work, tools))
         prepare_project(suite)
         for name, scenario in SCENARIOS:
+            if only and name not in only:
+                continue
             began = time.monotonic()
             try:
                 detail = scenario(suite)
@@ -850,18 +907,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work directory after a passing run")
     parser.add_argument("--no-netns", action="store_true", help="run on the host's loopback instead")
     parser.add_argument("--until", help="stop after this scenario (each builds on the ones before it)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="run only this scenario (repeatable; for those that need none before them, e.g. package-*)",
+    )
     args = parser.parse_args(argv)
+    unknown = [name for name in args.only if name not in dict(SCENARIOS)]
+    if unknown:
+        parser.error(f"unknown scenario(s) {', '.join(unknown)}")
     if args.until and args.until not in dict(SCENARIOS):
         parser.error(f"unknown scenario {args.until!r}; there are {', '.join(n for n, _ in SCENARIOS)}")
     try:
         tools = build.locate()
         if os.environ.get(INSIDE_MARKER) != "1":
             install_policy_pack(tools)
+            install_package_venv()
             if not args.no_netns:
                 return reexec_in_network_namespace(argv)
         work = args.work or Path(tempfile.mkdtemp(prefix="flyte-apps-e2e-"))
         work.mkdir(parents=True, exist_ok=True)
-        code = run_scenarios(work.resolve(), args.until)
+        code = run_scenarios(work.resolve(), args.until, args.only)
     except (build.ToolError, cluster.ClusterError) as exc:
         print(f"e2e: {exc}", file=sys.stderr)
         return 1

@@ -3,6 +3,7 @@ wrapper modules, the cache key, the relays that join network namespaces, process
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import build, cluster
+from tests.e2e import build, cluster, package_scenarios
 
 
 def requirements(go_mod: Path) -> dict[str, str]:
@@ -117,3 +118,16 @@ def test_a_recorded_process_is_known_by_its_start_time_not_only_its_pid() -> Non
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_go_consumer_is_written_in_the_generated_sdks_types() -> None:
+    document = json.loads((package_scenarios.PLUGIN / "schema.json").read_text())
+    inputs = document["resources"]["flyte:apps:FlyteApp"]["inputProperties"]
+    types = document["types"]
+    container = {"image": "x:1", "ports": [{"containerPort": 80}], "resources": {"requests": {"cpu": "1"}}}
+    assert package_scenarios.go_value(container, inputs["container"], types) == (
+        '&apps.ContainerArgs{Image: pulumi.String("x:1"), '
+        "Ports: apps.PortArray{apps.PortArgs{ContainerPort: pulumi.Int(80)}}, "
+        'Resources: &apps.ResourcesArgs{Requests: pulumi.StringMap{"cpu": pulumi.String("1")}}}'
+    )
+    assert package_scenarios.go_value(True, inputs["stopped"], types) == "pulumi.Bool(true)"
