@@ -117,14 +117,12 @@ def to_inputs(properties: Mapping[str, PropertyValue]) -> Inputs:
 
 
 def invalid_inputs(kind: str, name: str, error: ConfigError) -> InputPropertiesError:
-    """The engine's invalid-inputs error: every problem by input path (the message repeats them, for
-    engines that show only the message)."""
+    """The engine's invalid-inputs error: every problem by input path (the engine prints each one
+    under the message, with the input's value or ``<secret>``)."""
     details: list[InputPropertyErrorDetails] = [
         {"property_path": problem.path, "reason": bounded(problem.message)} for problem in error.problems
     ]
-    lines = [f"{problem.path or '(the app)'}: {bounded(problem.message)}" for problem in error.problems]
-    message = f"{kind} {name!r} has {len(lines)} invalid input(s):\n" + "\n".join(lines)
-    return InputPropertiesError(message, details)
+    return InputPropertiesError(f"{kind} {name!r} has {len(details)} invalid input(s)", details)
 
 
 def plain_state(values: Mapping[str, Any]) -> dict[str, PropertyValue]:

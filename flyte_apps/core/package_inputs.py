@@ -60,8 +60,11 @@ def plan_app_inputs(inputs: Inputs, *, app_keys: Sequence[str]) -> PackagePlan:
     raw: dict[str, Any] = {PREFIX + KEY_APPS: [app]}
     if inputs.values.get(KEY_PLATFORM) is not None:
         raw[PREFIX + KEY_PLATFORM] = inputs.values[KEY_PLATFORM]
+    # The app's own keys: `kubeconfig` (a secret by the schema) is the cluster's, not the app's.
     secrets = [
-        ConfigProblem(path, SECRET_MESSAGE) for path in inputs.secret if not is_within(path, KEY_PLATFORM)
+        ConfigProblem(path, SECRET_MESSAGE)
+        for path in inputs.secret
+        if any(is_within(path, key) for key in app_keys)
     ]
     return _plan(raw, inputs, secrets, _app_input_path)
 

@@ -137,7 +137,8 @@ def test_flyte_apps_registers_every_object_render_prints_but_the_manager(
 def test_a_stopped_app_registers_the_packages_reaper_with_its_cluster_kept_secret(
     example_config: dict[str, Any],
 ) -> None:
-    inputs = app_inputs(example_config, 0) | {"stopped": True, schema.INPUT_KUBECONFIG: "apiVersion: v1"}
+    kubeconfig = Secret("apiVersion: v1")  # a secret by the schema: the cluster's, never the app's
+    inputs = app_inputs(example_config, 0) | {"stopped": True, schema.INPUT_KUBECONFIG: kubeconfig}
     capture, response = run_construct(schema.TYPE_FLYTE_APP, "stopped", inputs)
     assert isinstance(response, ConstructResponse), response
     [reaper] = capture.of_type(schema.TYPE_REVISION_REAPER)
@@ -157,7 +158,7 @@ def test_a_stopped_app_without_a_named_cluster_is_refused_by_input_path(
     )
     assert isinstance(response, InputPropertiesError)
     assert [e["property_path"] for e in response.errors or []] == ["stopped"]
-    assert "KUBECONFIG is never assumed" in response.message
+    assert "KUBECONFIG is never assumed" in (response.errors or [])[0]["reason"]
 
 
 def test_bad_inputs_fail_with_every_problem_by_input_path(example_config: dict[str, Any]) -> None:
@@ -169,7 +170,7 @@ def test_bad_inputs_fail_with_every_problem_by_input_path(example_config: dict[s
     assert isinstance(response, InputPropertiesError)
     paths = sorted(e["property_path"] for e in response.errors or [])
     assert paths == ["autoscaling.minReplicas", "container.ports[0].containerPort", "platform.namespace"]
-    assert response.message.startswith("FlyteApp 'bad' has 3 invalid input(s):")
+    assert response.message == "FlyteApp 'bad' has 3 invalid input(s)"
     assert not capture.of_type(c.TYPE_KSERVICE), "nothing is registered for bad inputs"
 
 
