@@ -223,3 +223,15 @@ def test_the_model_server_of_the_docs_is_the_same_kservice_from_the_package() ->
     capture, response = run_construct(schema.TYPE_FLYTE_APP, "llm", app_inputs(config, 0))
     assert isinstance(response, ConstructResponse), response
     assert kservices(capture) == {rendered.kservice_name: rendered.kservice}
+
+
+def test_the_yaml_example_of_the_package_docs_is_the_kservice_render_prints() -> None:
+    docs = (REPO_ROOT / "docs" / "component-package.md").read_text(encoding="utf-8")
+    block = docs.split("\nYAML:\n", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    properties = yaml.safe_load(block)["resources"]["dashboard"]["properties"]
+    app = {key: value for key, value in properties.items() if key != schema.INPUT_PLATFORM}
+    config = {PREFIX + KEY_PLATFORM: properties[schema.INPUT_PLATFORM], PREFIX + KEY_APPS: [app]}
+    [rendered] = plan_stack(config).apps
+    capture, response = run_construct(schema.TYPE_FLYTE_APP, "dashboard", properties)
+    assert isinstance(response, ConstructResponse), response
+    assert kservices(capture) == {rendered.kservice_name: rendered.kservice}
