@@ -114,7 +114,7 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
     manager: ManagerConfig | None = None
     if values.get(KEY_MANAGER) is not None:
         # Imported only when used: the manager's models cost the program time and memory to load.
-        from flyte_apps.core.manager.models import load_manager_config
+        from flyte_apps.core.manager.load import load_manager_config
 
         manager = load_manager_config(values[KEY_MANAGER], platform, problems)
     knative = load_knative_config(values.get(KEY_KNATIVE), problems)

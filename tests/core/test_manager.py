@@ -16,7 +16,8 @@ import yaml
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.knative_settings import KnativeConfig, build_knative_objects, load_knative_config
-from flyte_apps.core.manager.models import ManagerConfig, load_manager_config
+from flyte_apps.core.manager.load import load_manager_config
+from flyte_apps.core.manager.models import ManagerConfig
 from flyte_apps.core.manager.objects import build_manager_objects, manager_urls
 from flyte_apps.core.objects import RenderedObject
 from tests.support.config import KUBERNETES_VERSION, REPO_ROOT, SCHEMAS_DIR

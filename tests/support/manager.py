@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.errors import ConfigProblem
-from flyte_apps.core.manager.models import load_manager_config
+from flyte_apps.core.manager.load import load_manager_config
 from flyte_apps.core.manager.objects import build_manager_objects
 from flyte_apps.core.objects import RenderedObject
 from flyte_apps.core.stack import load_stack_config

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.durations import format_duration
@@ -18,11 +18,8 @@ from flyte_apps.core.manager.layout import (
     WEBHOOK_SERVICE_NAME,
     WEBHOOK_SERVICE_PORT,
 )
+from flyte_apps.core.manager.models import ManagerConfig, ManagerInput
 from flyte_apps.core.yamlout import dump_yaml
-
-if TYPE_CHECKING:
-    from flyte_apps.core.manager.models import ManagerConfig, ManagerInput
-
 
 # flytestdlib's logger.level is a logrus level number.
 LOG_LEVELS: Final = {"error": 2, "warn": 3, "info": 4, "debug": 5}
