@@ -3,17 +3,31 @@
 // Pulumi's language host lives in a module of its own that is never tagged, and the Go module proxy
 // this project can reach serves no version of it. The engine only needs a gRPC server that speaks the
 // LanguageRuntime protocol, so this is a small one, written for what `pulumi preview|up|refresh|
-// import|destroy` and `--policy-pack` ask of a Python project: it runs the program through the
-// `pulumi-language-python-exec` script of the Python SDK (installed next to this binary), runs policy
-// packs (`python -m pulumi.policy` behind the SDK's policy proxy), installs dependencies and lists the
-// resource plugins the virtualenv's packages ask for. It also runs a Python resource plugin, such as a
-// component package's provider (`pulumi package add|get-schema <dir>`, and every consumer's
-// deployment): `python <dir> <args>` with the virtualenv of its PulumiPlugin.yaml, which
-// InstallDependencies creates from its requirements.txt. Virtualenvs and toolchains are resolved by the
-// SDK's own `python/toolchain` package, so the `virtualenv` and `toolchain` options of Pulumi.yaml,
-// PulumiPolicy.yaml and PulumiPlugin.yaml mean what they mean to Pulumi's host. Code generation,
-// `pulumi new` prompts, debugging and plugins without a __main__.py (Pulumi's host runs a pyproject-only
-// one as `python -m pulumi.run.plugin`) are not offered.
+// import|destroy`, `--policy-pack`, `pulumi install` and `pulumi package add` ask of a Python project:
+//
+//   - Run runs the program through the `pulumi-language-python-exec` script of the Python SDK
+//     (installed next to this binary);
+//   - RunPlugin runs policy packs (`python -m pulumi.policy` behind the SDK's policy proxy) and Python
+//     resource plugins, such as a component package's provider (`pulumi package add|get-schema <dir>`,
+//     and every consumer's deployment): `python <dir> <args>` with the virtualenv of its
+//     PulumiPlugin.yaml;
+//   - InstallDependencies creates the virtualenv and installs requirements.txt into it (a program's,
+//     a policy pack's or a plugin's);
+//   - GetRequiredPackages lists the resource plugins the virtualenv's packages ask for in their
+//     pulumi-plugin.json (with its parameterization);
+//   - GeneratePackage is pkg/v3's python code generator, the call Pulumi's host makes, and Link adds
+//     the generated SDK to the program's dependencies with the toolchain's own LinkPackages (pip: its
+//     path in requirements.txt, which the install that follows puts into the virtualenv), so a
+//     Python program can consume a package with `pulumi package add`;
+//   - GetProgramDependencies and About (`pulumi about`).
+//
+// Virtualenvs and toolchains are resolved by the SDK's own `python/toolchain` package, so the
+// `virtualenv` and `toolchain` options of Pulumi.yaml, PulumiPolicy.yaml and PulumiPlugin.yaml mean
+// what they mean to Pulumi's host. Not offered (Unimplemented or refused): `pulumi new` prompts and
+// templates (RuntimeOptionsPrompts, Template), program conversion (GenerateProgram,
+// GenerateProject), `pulumi package pack-sdk` (Pack), the `typechecker` option, debugging, and plugins
+// without a __main__.py (Pulumi's host runs a pyproject-only one as `python -m pulumi.run.plugin`);
+// GetRequiredPlugins is left Unimplemented, as by Pulumi's own host.
 package main
 
 import (
@@ -35,12 +49,17 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	codegen "github.com/pulumi/pulumi/pkg/v3/codegen/python"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 	sdk "github.com/pulumi/pulumi/sdk/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/pulumi/pulumi/sdk/v3/python/toolchain"
+
+	"flyteapps.e2e/pulumi/internal/langhost"
 )
 
 // executorName is the SDK's program runner, looked for next to this executable.
@@ -191,7 +210,8 @@ func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
 }
 
 // GetRequiredPackages lists the resource plugins of the virtualenv's Pulumi packages, each at the
-// version its pulumi-plugin.json names (or the package's own version when the file names none).
+// version its pulumi-plugin.json names (or the package's own version when the file names none), with
+// the parameterization the file names, as Pulumi's host reads it.
 func (h *host) GetRequiredPackages(
 	ctx context.Context, req *pulumirpc.GetRequiredPackagesRequest,
 ) (*pulumirpc.GetRequiredPackagesResponse, error) {
@@ -211,14 +231,9 @@ func (h *host) GetRequiredPackages(
 		return nil, fmt.Errorf("listing the virtualenv's Pulumi packages: %w", err)
 	}
 	var found []struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-		Plugin  struct {
-			Resource bool   `json:"resource"`
-			Name     string `json:"name"`
-			Version  string `json:"version"`
-			Server   string `json:"server"`
-		} `json:"plugin"`
+		Name    string                  `json:"name"`
+		Version string                  `json:"version"`
+		Plugin  plugin.PulumiPluginJSON `json:"plugin"`
 	}
 	if err := json.Unmarshal(out, &found); err != nil {
 		return nil, fmt.Errorf("reading the virtualenv's Pulumi packages: %w", err)
@@ -239,10 +254,17 @@ func (h *host) GetRequiredPackages(
 			}
 			ver = dist.Version
 		}
-		packages = append(packages, &pulumirpc.PackageDependency{
+		dep := &pulumirpc.PackageDependency{
 			Name: name, Kind: string(apitype.ResourcePlugin), Version: "v" + strings.TrimPrefix(ver, "v"),
 			Server: dist.Plugin.Server,
-		})
+		}
+		if p := dist.Plugin.Parameterization; p != nil {
+			dep.Parameterization = &pulumirpc.PackageParameterization{Name: p.Name, Version: p.Version, Value: p.Value}
+		}
+		if p := dist.Plugin.ExtensionParameterization; p != nil {
+			dep.Extension = &pulumirpc.PackageParameterization{Name: p.Name, Version: p.Version, Value: p.Value}
+		}
+		packages = append(packages, dep)
 	}
 	return &pulumirpc.GetRequiredPackagesResponse{Packages: packages}, nil
 }
@@ -279,15 +301,8 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	args = append(args, req.GetInfo().GetEntryPoint())
 	args = append(args, req.GetArgs()...)
 
-	config, err := json.Marshal(req.GetConfig())
-	if err != nil {
-		return nil, err
-	}
-	secretKeys := req.GetConfigSecretKeys()
-	if secretKeys == nil {
-		secretKeys = []string{}
-	}
-	secretJSON, err := json.Marshal(secretKeys)
+	// A stack without config is `{}`, not `null` (which the SDK cannot read).
+	config, secretJSON, err := langhost.ConfigJSON(req.GetConfig(), req.GetConfigSecretKeys())
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +320,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, "PULUMI_CONFIG="+string(config), "PULUMI_CONFIG_SECRET_KEYS="+string(secretJSON))
+	cmd.Env = append(cmd.Env, "PULUMI_CONFIG="+config, "PULUMI_CONFIG_SECRET_KEYS="+secretJSON)
 
 	err = cmd.Run()
 	_ = os.Stdout.Sync()
@@ -468,4 +483,87 @@ func (h *host) About(ctx context.Context, req *pulumirpc.AboutRequest) (*pulumir
 		return nil, err
 	}
 	return &pulumirpc.AboutResponse{Executable: info.PythonExecutable, Version: info.PythonVersion.String()}, nil
+}
+
+// GeneratePackage writes the package's Python SDK with pkg/v3's python code generator, the call
+// Pulumi's host makes (a setup.py package named pulumi_<name>, unless the schema's python section
+// names another; `local` changes nothing in Python).
+func (h *host) GeneratePackage(
+	_ context.Context, req *pulumirpc.GeneratePackageRequest,
+) (*pulumirpc.GeneratePackageResponse, error) {
+	return langhost.GeneratePackage(req, func(
+		pkg *schema.Package, loader schema.ReferenceLoader, req *pulumirpc.GeneratePackageRequest,
+	) (map[string][]byte, error) {
+		return codegen.GeneratePackage("pulumi-language-python", pkg, req.GetExtraFiles(), loader)
+	})
+}
+
+// Link adds each generated SDK to the program's dependencies with the toolchain's own LinkPackages,
+// as Pulumi's host does: pip replaces any requirements.txt line naming the package (or its path) by
+// the SDK's path relative to the project (`sdks/<name>`); uv runs `uv add --no-sync <path>` and poetry
+// `poetry add --lock <path>` (neither is exercised by the suite). A uv or poetry project that has no
+// pyproject.toml yet (only requirements.txt, before its first `pulumi install`) is linked as pip links
+// it. The CLI installs dependencies next, which installs the SDK into the virtualenv.
+func (h *host) Link(ctx context.Context, req *pulumirpc.LinkRequest) (*pulumirpc.LinkResponse, error) {
+	info := req.GetInfo()
+	opts, err := pythonOptions(info, false)
+	if err != nil {
+		return nil, err
+	}
+	loader, err := langhost.NewLoader(req.GetLoaderTarget())
+	if err != nil {
+		return nil, err
+	}
+	defer loader.Close()
+
+	packages := map[string]string{} // distribution name -> path
+	var imports strings.Builder
+	for _, dep := range req.GetPackages() {
+		if dep.GetPackage().GetName() == "pulumi" { // the SDK itself, built locally
+			packages["pulumi"] = dep.GetPath()
+			continue
+		}
+		pkg, err := loader.Package(ctx, dep.GetPackage())
+		if err != nil {
+			return nil, err
+		}
+		if err := pkg.ImportLanguages(map[string]schema.Language{"python": codegen.Importer}); err != nil {
+			return nil, err
+		}
+		var importName, packageName string
+		if python, ok := pkg.Language["python"].(codegen.PackageInfo); ok && python.PackageName != "" {
+			importName, packageName = python.PackageName, python.PackageName
+		}
+		if importName == "" {
+			importName = strings.ReplaceAll(pkg.Name, "-", "_")
+		}
+		if packageName == "" {
+			packageName = codegen.PyPack(pkg.Namespace, pkg.Name)
+		}
+		packages[packageName] = dep.GetPath()
+		fmt.Fprintf(&imports, "  import %s as %s\n", packageName, importName)
+	}
+
+	if opts.Toolchain != toolchain.Pip {
+		dir := info.GetProgramDirectory()
+		if _, err := os.Stat(filepath.Join(dir, "pyproject.toml")); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(dir, "requirements.txt")); errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("no pyproject.toml or requirements.txt found in %s", dir)
+			}
+			opts.Toolchain = toolchain.Pip
+		}
+	}
+	tc, err := toolchain.ResolveToolchain(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := tc.LinkPackages(ctx, packages); err != nil {
+		return nil, fmt.Errorf("linking packages: %w", err)
+	}
+
+	instructions := "You can import the SDK in your Python code with:\n\n"
+	if len(req.GetPackages()) > 1 {
+		instructions = "You can import the SDKs in your Python code with:\n\n"
+	}
+	return &pulumirpc.LinkResponse{ImportInstructions: instructions + imports.String()}, nil
 }
