@@ -63,6 +63,7 @@ def main() -> None:
     cluster = ClusterSettings(
         kubeconfig=runtime_config.get_config(CONFIG_KUBECONFIG),
         context=runtime_config.get_config(CONFIG_KUBE_CONTEXT),
+        secret=any(runtime_config.is_config_secret(key) for key in (CONFIG_KUBECONFIG, CONFIG_KUBE_CONTEXT)),
     )
     deploy(plan, cluster)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -12,7 +13,7 @@ import pulumi_kubernetes as k8s
 from components.adopt import upsert_provider, upserts
 from components.app import FlyteApp, FlyteAppArgs, ReaperFactory
 from components.domains import register_custom_domains
-from components.reaper import RevisionReaper, RevisionReaperArgs
+from components.reaper import RevisionReaper, RevisionReaperArgs, stack_cluster
 from flyte_apps.core.durations import NANOS_PER_SECOND
 from flyte_apps.core.plan import AppPlan, StackPlan
 
@@ -27,6 +28,15 @@ class ClusterSettings:
 
     kubeconfig: str | None = None
     context: str | None = None
+    secret: bool = False
+    """The stack keeps either setting secret (``pulumi config set --secret``): so is the reapers' record
+    of it."""
+
+    def record(self, working_directory: Path) -> pulumi.Input[dict[str, Any]]:
+        """The reapers' ``cluster`` input: ``stack_cluster`` in the program's working directory (the
+        engine runs the program, and pulumi-kubernetes, in the project's)."""
+        cluster = stack_cluster(self.kubeconfig, self.context, working_directory)
+        return pulumi.Output.secret(cluster) if self.secret else cluster
 
 
 def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
@@ -43,7 +53,11 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         render_yaml_to_directory=settings.render_yaml_to_directory or None,
     )
     # In render mode nothing may talk to a cluster, so stopped apps get no reaper.
-    reaper = None if settings.render_yaml_to_directory else dynamic_reaper(settings.reaper_timeout)
+    reaper = (
+        None
+        if settings.render_yaml_to_directory
+        else dynamic_reaper(settings.reaper_timeout, cluster.record(Path.cwd()))
+    )
     # `adopt: upsert` apps go through a provider that updates their existing KService in place.
     upsert = (
         upsert_provider(cluster.kubeconfig, cluster.context)
@@ -71,8 +85,8 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
     return apps.apps
 
 
-def dynamic_reaper(timeout_nanos: int) -> ReaperFactory:
-    """Stopped apps' reapers as the program's dynamic resource (its cluster: the stack's config)."""
+def dynamic_reaper(timeout_nanos: int, cluster: pulumi.Input[dict[str, Any]]) -> ReaperFactory:
+    """Stopped apps' reapers as the program's dynamic resource (``cluster``: the stack's, recorded)."""
 
     def make(name: str, app: AppPlan, opts: pulumi.ResourceOptions) -> pulumi.Resource:
         return RevisionReaper(
@@ -82,6 +96,7 @@ def dynamic_reaper(timeout_nanos: int) -> ReaperFactory:
                 kservice_name=app.kservice_name,
                 spec_sha=app.blob.sha,
                 timeout_seconds=timeout_nanos / NANOS_PER_SECOND,
+                cluster=cluster,
             ),
             opts=opts,
         )

@@ -271,6 +271,8 @@ class RevisionReaperArgs:
     """The stopped app's spec sha: a new sha means a new stop revision to wait for."""
     timeout_seconds: float
     """``platform.reaperTimeout``: how long to wait for Knative before failing."""
+    cluster: pulumi.Input[dict[str, Any]]
+    """Which cluster the stack names (``stack_cluster``), secret when the stack keeps it secret."""
 
 
 class RevisionReaper(Resource, module="flyte", name="RevisionReaper"):
@@ -290,24 +292,9 @@ class RevisionReaper(Resource, module="flyte", name="RevisionReaper"):
                 INPUT_KSERVICE: args.kservice_name,
                 INPUT_SPEC_SHA: args.spec_sha,
                 INPUT_TIMEOUT: args.timeout_seconds,
-                INPUT_CLUSTER: _program_cluster(),
+                INPUT_CLUSTER: args.cluster,
                 OUTPUT_DELETED: None,
                 OUTPUT_STOP_REVISION: None,
             },
             opts,
         )
-
-
-def _program_cluster() -> dict[str, Any] | pulumi.Output[dict[str, Any]]:
-    """``stack_cluster`` from the stack config the engine gave the program, in its working
-    directory; kept secret in state when the stack keeps its kubeconfig setting secret."""
-    from pulumi.runtime import config as runtime_config
-
-    kubeconfig = runtime_config.get_config(CONFIG_KUBECONFIG)
-    context = runtime_config.get_config(CONFIG_KUBE_CONTEXT)
-    cluster = stack_cluster(kubeconfig, context, Path.cwd())
-    if runtime_config.is_config_secret(CONFIG_KUBECONFIG) or runtime_config.is_config_secret(
-        CONFIG_KUBE_CONTEXT
-    ):
-        return pulumi.Output.secret(cluster)
-    return cluster

@@ -25,7 +25,9 @@ ACYCLIC = "No import cycles among the sibling modules of any package"
 def lint_copy(tmp_path: Path, probe: str | None) -> str:
     """Run ``lint-imports`` on a copy of the project with ``probe`` appended to the probed module."""
     for name in ("flyte_apps", "components"):
-        shutil.copytree(REPO_ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+        # Not the component package's virtualenv (components/plugin/venv): it is no part of the code.
+        ignore = shutil.ignore_patterns("__pycache__", "venv")
+        shutil.copytree(REPO_ROOT / name, tmp_path / name, ignore=ignore)
     shutil.copy(REPO_ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     if probe is not None:
         with (tmp_path / PROBED_MODULE).open("a", encoding="utf-8") as module:

@@ -13,13 +13,17 @@ from tests.support.config import REPO_ROOT
 COMPONENTS = REPO_ROOT / "components"
 STATE_COMPATIBILITY = COMPONENTS / "resources"
 """Re-exports for Pulumi state written by 0.1.0; they define nothing."""
+PACKAGE_VENV = COMPONENTS / "plugin" / "venv"
+"""The component package's virtualenv (made by the CLI, ignored by git)."""
 
 
 def pulumi_modules() -> list[Path]:
     return sorted(
         path
         for path in COMPONENTS.rglob("*.py")
-        if path.name != "__init__.py" and STATE_COMPATIBILITY not in path.parents
+        if path.name != "__init__.py"
+        and STATE_COMPATIBILITY not in path.parents
+        and PACKAGE_VENV not in path.parents
     )
 
 
