@@ -36,7 +36,7 @@ from ruamel.yaml import YAML
 
 from tests.e2e import build, cluster, compare
 from tests.e2e.outcome import ScenarioFailed, check
-from tests.e2e.package_scenarios import package_scenarios
+from tests.e2e.package_scenarios import PYTHON_SDK, package_scenarios
 
 REPO: Final = Path(__file__).resolve().parents[2]
 STACKS: Final = Path(__file__).resolve().parent / "stacks"
@@ -46,7 +46,8 @@ PACKAGE_PLUGIN: Final = REPO / "components" / "plugin"
 PACKAGE_STAMP: Final = PACKAGE_PLUGIN / "venv" / ".flyte-apps-e2e"
 WHEELHOUSE: Final = "wheelhouse"
 """Under the tools' cache: the wheels `pulumi package add` needs offline (setuptools, to build flyte-apps
-into the package's virtualenv; every pin is already installed there)."""
+into the package's virtualenv, where every pin is already installed) and the Python consumer's."""
+WHEELHOUSE_PINS: Final = ("setuptools>=68", "wheel", "pip", f"pulumi=={PYTHON_SDK}")
 PROJECT_FILES: Final = ("Pulumi.yaml", "__main__.py", "components", "flyte_apps", ".venv")
 INSIDE_MARKER: Final = "FLYTE_APPS_E2E_NETNS"
 PASSPHRASE: Final = "flyte-apps-e2e"
@@ -797,6 +798,7 @@ def package_inputs_digest() -> str:
     digest = hashlib.sha256()
     for path in (PACKAGE_PLUGIN / "requirements.txt", REPO / "requirements.lock", REPO / "pyproject.toml"):
         digest.update(path.read_bytes())
+    digest.update(repr(WHEELHOUSE_PINS).encode())
     return digest.hexdigest()
 
 
@@ -816,7 +818,16 @@ def install_package_venv() -> None:
     steps = [
         [sys.executable, "-m", "venv", str(venv)],
         [str(venv / "bin" / "pip"), "install", "--quiet", "-r", "requirements.txt"],
-        [str(venv / "bin" / "pip"), "download", "--quiet", "--dest", str(wheelhouse), "setuptools>=68"],
+        # The build backend, and what a Python consumer's virtualenv needs (the SDK's install upgrades
+        # pip, setuptools and wheel first).
+        [
+            str(venv / "bin" / "pip"),
+            "download",
+            "--quiet",
+            "--dest",
+            str(wheelhouse),
+            *WHEELHOUSE_PINS,
+        ],
     ]
     for argv in steps:
         done = subprocess.run(
