@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
-from tests.e2e import compare
 from tests.e2e.outcome import check
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ PORT_CONFIG: Final = "port"
 GOOD_PORT: Final = 8080
 BAD_PORT: Final = 70000
 WEB_IMAGE: Final = "ghcr.io/example/web:1.0"
-WEB_IMAGE_NEXT: Final = "ghcr.io/example/web:1.1"
 UI_IMAGE: Final = "ghcr.io/example/ui:2.0"
 PROJECT: Final = "consumers"
 KNATIVE: Final = {"manageConfig": True}
@@ -179,6 +177,12 @@ export const uiSha = ui.specSha;
     (directory / "index.ts").write_text(program)
 
 
+def flyte_app_schema() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The committed schema's ``FlyteApp`` inputs and its types: what the SDKs' classes are made of."""
+    document = json.loads((PLUGIN / "schema.json").read_text())
+    return document["resources"]["flyte:apps:FlyteApp"]["inputProperties"], document["types"]
+
+
 def go_name(key: str) -> str:
     """A schema property's Go field name (the codegen capitalizes the first letter)."""
     return key[0].upper() + key[1:]
@@ -224,9 +228,7 @@ def write_go_consumer(directory: Path, namespace: str) -> None:
     for name in ("go.mod", "go.sum"):
         shutil.copy(CONSUMER_TEMPLATES / "go" / name, directory / name)
     (directory / "Pulumi.yaml").write_text(f"name: {namespace}\nruntime: go\n")
-    document = json.loads((PLUGIN / "schema.json").read_text())
-    inputs = document["resources"]["flyte:apps:FlyteApp"]["inputProperties"]
-    types = document["types"]
+    inputs, types = flyte_app_schema()
     _, (web, ui) = consumer_apps(namespace)
 
     def args(app: dict[str, Any]) -> str:
@@ -320,9 +322,7 @@ def write_python_consumer(directory: Path, namespace: str) -> None:
         f"name: {namespace}\nruntime:\n  name: python\n  options: {{toolchain: pip, virtualenv: venv}}\n"
     )
     (directory / "requirements.txt").write_text(f"pulumi=={PYTHON_SDK}\n")
-    document = json.loads((PLUGIN / "schema.json").read_text())
-    inputs = document["resources"]["flyte:apps:FlyteApp"]["inputProperties"]
-    types = document["types"]
+    inputs, types = flyte_app_schema()
     _, (web, ui) = consumer_apps(namespace)
 
     def args(app: dict[str, Any]) -> str:
@@ -381,29 +381,6 @@ def reference_stack(suite: Suite, stack: str, namespace: str, port: int, *, knat
     suite.stack_file(stack).write_text(yaml.safe_dump(document, sort_keys=False))
 
 
-def compare_live(suite: Suite, stack: str, *, kinds: set[str] | None) -> int:
-    """Every object ``render`` prints for ``stack`` (of ``kinds``, or all) is live and equal to it."""
-    document = suite.render(stack)
-    defaults = compare.load_defaults()
-    annotations = document["metadata"].get("annotations", {})
-    patches = set(filter(None, annotations.get("flyte-apps/patches", "").split(",")))
-    problems = []
-    count = 0
-    for obj in document["items"]:
-        if kinds is not None and obj["kind"] not in kinds:
-            continue
-        meta = obj["metadata"]
-        key = "/".join(filter(None, (obj["kind"], meta.get("namespace"), meta["name"])))
-        live = suite.live(obj)
-        count += 1
-        if live is None:
-            problems.append(f"{key}: not in the cluster")
-            continue
-        problems += [f"{key}: {d}" for d in compare.differences(obj, live, defaults, patch=key in patches)]
-    check(not problems, "live objects differ from `flyte-apps render`:\n  " + "\n  ".join(problems))
-    return count
-
-
 def consumer_pulumi(suite: Suite, directory: Path, *args: str, check_rc: bool = True) -> Any:
     argv = [str(suite.tools["pulumi"].binary("pulumi")), *args, "--non-interactive", "--color=never"]
     return suite.run(argv, timeout=CONSUMER_TIMEOUT_S, cwd=directory, check_rc=check_rc)
@@ -429,7 +406,7 @@ def scenario_consumer(suite: Suite, consumer: Consumer) -> str:
     consumer_pulumi(suite, directory, "up", "--yes", "--skip-preview")
     reference = f"ref-{consumer.language}"
     reference_stack(suite, reference, namespace, GOOD_PORT, knative=consumer.whole_stack)
-    compared = compare_live(suite, reference, kinds=None if consumer.whole_stack else {"Service"})
+    compared = suite.compare_with_render(reference, kinds=None if consumer.whole_stack else {"Service"})
     consumer_pulumi(suite, directory, "preview", "--expect-no-changes", "--diff")
     consumer_pulumi(suite, directory, "config", "set", "--path", PORT_CONFIG, str(BAD_PORT))
     bad = consumer_pulumi(suite, directory, "preview", check_rc=False)

@@ -198,15 +198,16 @@ class Suite:
         out = self.kubectl("get", *args).stdout.strip()
         return json.loads(out) if out else None
 
-    def compare_with_render(self, stack: str = MAIN_STACK) -> int:
-        """Every rendered object is live and equal to what render printed in every field we write."""
+    def compare_with_render(self, stack: str = MAIN_STACK, *, kinds: set[str] | None = None) -> int:
+        """Every rendered object (of ``kinds``, or all) is live and equal to what render printed in
+        every field we write; returns how many were compared."""
         document = self.render(stack)
-        patches = set(
-            filter(None, document["metadata"]["annotations"].get("flyte-apps/patches", "").split(","))
-        )
+        annotations = document["metadata"].get("annotations", {})
+        patches = set(filter(None, annotations.get("flyte-apps/patches", "").split(",")))
         defaults = compare.load_defaults()
         problems = []
-        for obj in document["items"]:
+        items = [obj for obj in document["items"] if kinds is None or obj["kind"] in kinds]
+        for obj in items:
             meta = obj["metadata"]
             key = "/".join(filter(None, (obj["kind"], meta.get("namespace"), meta["name"])))
             live = self.live(obj)
@@ -217,7 +218,7 @@ class Suite:
                 f"{key}: {d}" for d in compare.differences(obj, live, defaults, patch=key in patches)
             ]
         check(not problems, "live objects differ from `flyte-apps render`:\n  " + "\n  ".join(problems))
-        return len(document["items"])
+        return len(items)
 
     def wait(self, what: str, condition: Callable[[], bool], timeout: float = SETTLE_S) -> None:
         deadline = time.monotonic() + timeout
