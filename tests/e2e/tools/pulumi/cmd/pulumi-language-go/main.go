@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -41,7 +42,6 @@ import (
 	codegen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
@@ -132,11 +132,8 @@ func logEphemeral(ctx context.Context, engine pulumirpc.EngineClient, message st
 
 // Run builds the program and runs it with the RunRequest in PULUMI_* variables.
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
-	if h.EngineAddress() == "" {
-		return nil, errors.New("Run before Handshake: no engine address")
-	}
 	info := req.GetInfo()
-	opts, err := parseOptions(info)
+	opts, err := langhost.RunOptions(h.Host, info, parseOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -197,20 +194,17 @@ func (h *host) InstallDependencies(
 	if err != nil {
 		return err
 	}
-	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	fmt.Fprintln(stdout, "Installing dependencies...")
-	cmd := exec.CommandContext(server.Context(), gobin, "mod", "tidy")
-	cmd.Dir = req.GetInfo().GetProgramDirectory()
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go mod tidy failed: %w", err)
-	}
-	fmt.Fprintln(stdout, "Finished installing dependencies")
-	return closer.Close()
+	return langhost.InstallDependencies(req, server, func(stdout, stderr io.Writer) error {
+		fmt.Fprintln(stdout, "Installing dependencies...")
+		cmd := exec.CommandContext(server.Context(), gobin, "mod", "tidy")
+		cmd.Dir = req.GetInfo().GetProgramDirectory()
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go mod tidy failed: %w", err)
+		}
+		fmt.Fprintln(stdout, "Finished installing dependencies")
+		return nil
+	})
 }
 
 // goMod is the go.mod that governs dir (it may be in a parent directory), parsed.
@@ -414,48 +408,52 @@ func (h *host) GeneratePackage(
 // runs InstallDependencies, `go mod tidy`, which requires it once the program imports it).
 func (h *host) Link(ctx context.Context, req *pulumirpc.LinkRequest) (*pulumirpc.LinkResponse, error) {
 	info := req.GetInfo()
-	loader, err := langhost.NewLoader(req.GetLoaderTarget())
-	if err != nil {
-		return nil, err
-	}
-	defer loader.Close()
 	file, mod, err := goMod(ctx, info.GetProgramDirectory())
 	if err != nil {
 		return nil, err
 	}
 
-	var imports strings.Builder
-	for _, dep := range req.GetPackages() {
+	// replacement is an SDK's directory, absolute and as a replace directive names it (relative to
+	// go.mod's directory).
+	replacement := func(dep *pulumirpc.LinkRequest_LinkDependency) (string, string, error) {
 		sdkDir := dep.GetPath()
 		if !filepath.IsAbs(sdkDir) {
 			sdkDir = filepath.Join(info.GetRootDirectory(), sdkDir)
 		}
 		relative, err := filepath.Rel(filepath.Dir(file), sdkDir)
 		if err != nil {
-			return nil, err
+			return "", "", err
 		}
 		relative = filepath.ToSlash(relative)
 		if !strings.HasPrefix(relative, "../") {
 			relative = "./" + relative // a replacement directory must start with ./ or ../
 		}
-		if dep.GetPackage().GetName() == "pulumi" {
-			if err := mod.AddReplace("github.com/pulumi/pulumi/sdk/v3", "", relative, ""); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		pkg, err := loader.Package(ctx, dep.GetPackage())
+		return sdkDir, relative, nil
+	}
+	sdk := func(dep *pulumirpc.LinkRequest_LinkDependency) error {
+		_, relative, err := replacement(dep)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := pkg.ImportLanguages(map[string]schema.Language{"go": codegen.Importer}); err != nil {
-			return nil, err
+		return mod.AddReplace("github.com/pulumi/pulumi/sdk/v3", "", relative, "")
+	}
+	var imports strings.Builder
+	err = langhost.LinkPackages(ctx, req, "go", codegen.Importer, sdk, func(
+		dep *pulumirpc.LinkRequest_LinkDependency, pkg *schema.Package,
+	) error {
+		sdkDir, relative, err := replacement(dep)
+		if err != nil {
+			return err
 		}
 		modulePath, importPath := sdkPaths(pkg, sdkDir)
 		if err := mod.AddReplace(modulePath, "", relative, ""); err != nil {
-			return nil, fmt.Errorf("adding a replace of %s: %w", modulePath, err)
+			return fmt.Errorf("adding a replace of %s: %w", modulePath, err)
 		}
 		fmt.Fprintf(&imports, "    %q\n", importPath)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	data, err := mod.Format()
 	if err != nil {

@@ -42,7 +42,6 @@ import (
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/nodejs/npm"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -60,7 +59,10 @@ type host struct {
 }
 
 func main() {
-	langhost.Serve(name, func(h *langhost.Host) pulumirpc.LanguageRuntimeServer { return &host{Host: h} })
+	langhost.Serve(name, func(h *langhost.Host) pulumirpc.LanguageRuntimeServer {
+		h.Generate = generate
+		return &host{Host: h}
+	})
 }
 
 // options are the runtime options of Pulumi.yaml that this host reads.
@@ -131,11 +133,8 @@ func resolveModule(ctx context.Context, node, dir, module string) (string, error
 
 // Run runs the program with `node <@pulumi/pulumi/cmd/run> --monitor ... <entry point>`.
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
-	if h.EngineAddress() == "" {
-		return nil, errors.New("Run before Handshake: no engine address")
-	}
 	info := req.GetInfo()
-	opts, err := parseOptions(info)
+	opts, err := langhost.RunOptions(h.Host, info, parseOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -149,23 +148,18 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	}
 
 	args := append([]string{}, opts.nodeargs...)
-	args = append(args, runner)
-	flagArg := func(name, value string) {
-		if value != "" {
-			args = append(args, "--"+name, value)
-		}
-	}
-	flagArg("monitor", req.GetMonitorAddress())
-	flagArg("engine", h.EngineAddress())
-	flagArg("organization", req.GetOrganization())
-	flagArg("project", req.GetProject())
-	flagArg("root-directory", info.GetRootDirectory())
-	flagArg("stack", req.GetStack())
-	flagArg("pwd", info.GetProgramDirectory())
+	args = langhost.Flags(append(args, runner),
+		"monitor", req.GetMonitorAddress(),
+		"engine", h.EngineAddress(),
+		"organization", req.GetOrganization(),
+		"project", req.GetProject(),
+		"root-directory", info.GetRootDirectory(),
+		"stack", req.GetStack(),
+		"pwd", info.GetProgramDirectory())
 	if req.GetDryRun() {
 		args = append(args, "--dry-run")
 	}
-	flagArg("parallel", strconv.Itoa(int(req.GetParallel())))
+	args = langhost.Flags(args, "parallel", strconv.Itoa(int(req.GetParallel())))
 	args = append(args, info.GetEntryPoint())
 	args = append(args, req.GetArgs()...)
 
@@ -210,25 +204,22 @@ func (h *host) InstallDependencies(
 	if err != nil {
 		return err
 	}
-	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	dir := req.GetInfo().GetProgramDirectory()
-	if root, err := npm.FindWorkspaceRoot(dir); err == nil {
-		fmt.Fprintf(stdout, "Detected workspace root at %s\n", root)
-		dir = root
-	} else if !errors.Is(err, npm.ErrNotInWorkspace) {
-		return fmt.Errorf("looking for a workspace root: %w", err)
-	}
-	fmt.Fprintln(stdout, "Installing dependencies...")
-	manager, err := npm.Install(server.Context(), opts.packageManager, dir, opts.production, stdout, stderr)
-	if err != nil {
-		return fmt.Errorf("%s install failed: %w", manager, err)
-	}
-	fmt.Fprintln(stdout, "Finished installing dependencies")
-	return closer.Close()
+	return langhost.InstallDependencies(req, server, func(stdout, stderr io.Writer) error {
+		dir := req.GetInfo().GetProgramDirectory()
+		if root, err := npm.FindWorkspaceRoot(dir); err == nil {
+			fmt.Fprintf(stdout, "Detected workspace root at %s\n", root)
+			dir = root
+		} else if !errors.Is(err, npm.ErrNotInWorkspace) {
+			return fmt.Errorf("looking for a workspace root: %w", err)
+		}
+		fmt.Fprintln(stdout, "Installing dependencies...")
+		manager, err := npm.Install(server.Context(), opts.packageManager, dir, opts.production, stdout, stderr)
+		if err != nil {
+			return fmt.Errorf("%s install failed: %w", manager, err)
+		}
+		fmt.Fprintln(stdout, "Finished installing dependencies")
+		return nil
+	})
 }
 
 // GetProgramDependencies lists the installed packages (pulumi about, pulumi whoami -v).
@@ -247,11 +238,7 @@ func (h *host) GetProgramDependencies(
 	if err != nil {
 		return nil, err
 	}
-	deps := make([]*pulumirpc.DependencyInfo, 0, len(listed))
-	for _, dep := range listed {
-		deps = append(deps, &pulumirpc.DependencyInfo{Name: dep.Name, Version: dep.Version})
-	}
-	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
+	return langhost.Dependencies(listed), nil
 }
 
 // About names node and its version, and the package manager.
@@ -372,16 +359,12 @@ func readPackage(path string) *pulumirpc.PackageDependency {
 	return dep
 }
 
-// GeneratePackage writes the package's Node.js SDK (a local one, compiled by its own postinstall,
-// when the engine asks for local).
-func (h *host) GeneratePackage(
-	_ context.Context, req *pulumirpc.GeneratePackageRequest,
-) (*pulumirpc.GeneratePackageResponse, error) {
-	return langhost.GeneratePackage(req, func(
-		pkg *schema.Package, loader schema.ReferenceLoader, req *pulumirpc.GeneratePackageRequest,
-	) (map[string][]byte, error) {
-		return codegen.GeneratePackage(name, pkg, req.GetExtraFiles(), req.GetLocalDependencies(), req.GetLocal(), loader)
-	})
+// generate writes the package's Node.js SDK (GeneratePackage; a local one, compiled by its own
+// postinstall, when the engine asks for local).
+func generate(
+	pkg *schema.Package, loader schema.ReferenceLoader, req *pulumirpc.GeneratePackageRequest,
+) (map[string][]byte, error) {
+	return codegen.GeneratePackage(name, pkg, req.GetExtraFiles(), req.GetLocalDependencies(), req.GetLocal(), loader)
 }
 
 // npmPackageName is the name the generated SDK has in package.json.
@@ -408,12 +391,6 @@ func (h *host) Link(ctx context.Context, req *pulumirpc.LinkRequest) (*pulumirpc
 	if err != nil {
 		return nil, err
 	}
-	loader, err := langhost.NewLoader(req.GetLoaderTarget())
-	if err != nil {
-		return nil, err
-	}
-	defer loader.Close()
-
 	moduleSyntax := opts.typescript || opts.tsconfig != ""
 	if !moduleSyntax {
 		if manifest, _, err := npm.ReadPackageManifest(info.GetProgramDirectory()); err == nil {
@@ -421,23 +398,22 @@ func (h *host) Link(ctx context.Context, req *pulumirpc.LinkRequest) (*pulumirpc
 		}
 	}
 	var imports strings.Builder
-	for _, dep := range req.GetPackages() {
-		pkg, err := loader.Package(ctx, dep.GetPackage())
-		if err != nil {
-			return nil, err
-		}
-		if err := pkg.ImportLanguages(map[string]schema.Language{"nodejs": codegen.Importer}); err != nil {
-			return nil, err
-		}
+	err = langhost.LinkPackages(ctx, req, "nodejs", codegen.Importer, nil, func(
+		dep *pulumirpc.LinkRequest_LinkDependency, pkg *schema.Package,
+	) error {
 		packageName := npmPackageName(pkg)
 		if err := manager.Link(ctx, info.GetProgramDirectory(), packageName, dep.GetPath()); err != nil {
-			return nil, err
+			return err
 		}
 		if moduleSyntax {
 			fmt.Fprintf(&imports, "  import * as %s from %q;\n", identifier(pkg.Name), packageName)
 		} else {
 			fmt.Fprintf(&imports, "  const %s = require(%q);\n", identifier(pkg.Name), packageName)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	language := "JavaScript"
 	if opts.typescript {

@@ -34,20 +34,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	codegen "github.com/pulumi/pulumi/pkg/v3/codegen/python"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
@@ -55,21 +49,16 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/pulumi/pulumi/sdk/v3/python/toolchain"
 
 	"flyteapps.e2e/pulumi/internal/langhost"
 )
 
+const name = "pulumi-language-python"
+
 // executorName is the SDK's program runner, looked for next to this executable.
 const executorName = "pulumi-language-python-exec"
-
-// engineHealthWindow is how long the engine may be unreachable before the host exits on its own.
-const engineHealthWindow = 5 * time.Minute
-
-// exitAfterUserMessage is the exit code the SDK uses when it has already printed the error to show.
-const exitAfterUserMessage = 32
 
 // pluginMetadataScript prints, as JSON, every installed distribution that ships a
 // pulumi-plugin.json: {name, version, plugin (the file's parsed content)}.
@@ -89,64 +78,24 @@ json.dump(found, sys.stdout)
 `
 
 type host struct {
-	pulumirpc.UnimplementedLanguageRuntimeServer
+	*langhost.Host
 
-	executor      string
-	engineAddress string
-	cancel        context.Context    // done once the engine asks (Cancel) or goes away
-	stop          context.CancelFunc // cancels running programs
-	shutdown      context.CancelFunc // stops serving: the engine is gone
+	executor string
 }
 
 func main() {
-	showVersion := flag.Bool("version", false, "print the version and exit")
-	flag.String("tracing", "", "accepted for compatibility; tracing is not emitted")
-	flag.Parse()
-	if *showVersion {
-		fmt.Println(version.Version)
-		return
-	}
-	self, err := os.Executable()
-	if err != nil {
-		fail("cannot find this executable: %v", err)
-	}
-	executor := filepath.Join(filepath.Dir(self), executorName)
-	if _, err := os.Stat(executor); err != nil {
-		fail("missing executor %s: %v", executor, err)
-	}
-
-	signals, release := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer release()
-	stopServing := make(chan bool)
-	go func() { <-signals.Done(); close(stopServing) }()
-
-	cancel, stop := context.WithCancel(context.Background())
-	h := &host{executor: executor, cancel: cancel, stop: stop, shutdown: func() { stop(); release() }}
-	if flag.NArg() > 0 {
-		h.engineAddress = flag.Arg(0)
-		if err := rpcutil.Healthcheck(signals, h.engineAddress, engineHealthWindow, h.shutdown); err != nil {
-			fail("cannot watch the engine's health: %v", err)
+	langhost.Serve(name, func(h *langhost.Host) pulumirpc.LanguageRuntimeServer {
+		self, err := os.Executable()
+		if err != nil {
+			langhost.Fail(name, "cannot find this executable: %v", err)
 		}
-	}
-	served, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{
-		Cancel: stopServing,
-		Init: func(srv *grpc.Server) error {
-			pulumirpc.RegisterLanguageRuntimeServer(srv, h)
-			return nil
-		},
+		executor := filepath.Join(filepath.Dir(self), executorName)
+		if _, err := os.Stat(executor); err != nil {
+			langhost.Fail(name, "missing executor %s: %v", executor, err)
+		}
+		h.Generate = generate
+		return &host{Host: h, executor: executor}
 	})
-	if err != nil {
-		fail("cannot serve: %v", err)
-	}
-	fmt.Printf("%d\n", served.Port)
-	if err := <-served.Done; err != nil {
-		fail("stopped serving: %v", err)
-	}
-}
-
-func fail(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "pulumi-language-python: "+format+"\n", args...)
-	os.Exit(1)
 }
 
 // pythonOptions reads the runtime options of Pulumi.yaml or PulumiPolicy.yaml. A plugin without a
@@ -188,25 +137,6 @@ func resolve(info *pulumirpc.ProgramInfo, isPlugin bool) (toolchain.Toolchain, e
 		return nil, err
 	}
 	return toolchain.ResolveToolchain(opts)
-}
-
-func (h *host) Handshake(
-	ctx context.Context, req *pulumirpc.LanguageHandshakeRequest,
-) (*pulumirpc.LanguageHandshakeResponse, error) {
-	h.engineAddress = req.GetEngineAddress()
-	if err := rpcutil.Healthcheck(context.Background(), h.engineAddress, engineHealthWindow, h.shutdown); err != nil {
-		return nil, fmt.Errorf("cannot watch the engine's health: %w", err)
-	}
-	return &pulumirpc.LanguageHandshakeResponse{}, nil
-}
-
-func (h *host) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
-	return &pulumirpc.PluginInfo{Version: version.Version}, nil
-}
-
-func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
-	h.stop()
-	return &emptypb.Empty{}, nil
 }
 
 // GetRequiredPackages lists the resource plugins of the virtualenv's Pulumi packages, each at the
@@ -273,31 +203,25 @@ var releaseVersion = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 
 // Run runs the program through the SDK's executor with the engine's config in PULUMI_CONFIG.
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
-	if h.engineAddress == "" {
-		return nil, errors.New("Run before Handshake: no engine address")
-	}
-	tc, err := resolve(req.GetInfo(), false)
+	tc, err := langhost.RunOptions(h.Host, req.GetInfo(), func(info *pulumirpc.ProgramInfo) (toolchain.Toolchain, error) {
+		return resolve(info, false)
+	})
 	if err != nil {
 		return nil, err
 	}
 	if err := tc.ValidateVenv(ctx); err != nil {
 		return nil, err
 	}
-	args := []string{h.executor}
-	flagArg := func(name, value string) {
-		if value != "" {
-			args = append(args, "--"+name, value)
-		}
-	}
-	flagArg("monitor", req.GetMonitorAddress())
-	flagArg("engine", h.engineAddress)
-	flagArg("project", req.GetProject())
-	flagArg("root_directory", req.GetInfo().GetRootDirectory())
-	flagArg("stack", req.GetStack())
-	flagArg("pwd", req.GetPwd())
-	flagArg("dry_run", strconv.FormatBool(req.GetDryRun()))
-	flagArg("parallel", strconv.Itoa(int(req.GetParallel())))
-	flagArg("organization", req.GetOrganization())
+	args := langhost.Flags([]string{h.executor},
+		"monitor", req.GetMonitorAddress(),
+		"engine", h.EngineAddress(),
+		"project", req.GetProject(),
+		"root_directory", req.GetInfo().GetRootDirectory(),
+		"stack", req.GetStack(),
+		"pwd", req.GetPwd(),
+		"dry_run", strconv.FormatBool(req.GetDryRun()),
+		"parallel", strconv.Itoa(int(req.GetParallel())),
+		"organization", req.GetOrganization())
 	args = append(args, req.GetInfo().GetEntryPoint())
 	args = append(args, req.GetArgs()...)
 
@@ -307,35 +231,20 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 		return nil, err
 	}
 
-	runCtx, stopRun := context.WithCancel(h.cancel)
-	defer stopRun()
-	context.AfterFunc(ctx, stopRun)
-	cmd, err := tc.Command(runCtx, args...)
+	cmd, stop, err := h.CommandFrom(ctx, func(runCtx context.Context) (*exec.Cmd, error) {
+		return tc.Command(runCtx, args...)
+	})
 	if err != nil {
 		return nil, err
 	}
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 5 * time.Second
+	defer stop()
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, "PULUMI_CONFIG="+config, "PULUMI_CONFIG_SECRET_KEYS="+secretJSON)
 
-	err = cmd.Run()
-	_ = os.Stdout.Sync()
-	_ = os.Stderr.Sync()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return &pulumirpc.RunResponse{}, nil
-	case errors.As(err, &exitErr) && exitErr.ExitCode() == exitAfterUserMessage:
-		return &pulumirpc.RunResponse{Bail: true}, nil
-	case errors.As(err, &exitErr):
-		return &pulumirpc.RunResponse{Error: fmt.Sprintf("program exited with non-zero exit code: %d", exitErr.ExitCode())}, nil
-	default:
-		return &pulumirpc.RunResponse{Error: fmt.Sprintf("could not run the program: %v", err)}, nil
-	}
+	return langhost.RunResponse(cmd.Run()), nil
 }
 
 // InstallDependencies creates the virtualenv if needed and installs requirements.txt into it (what
@@ -347,16 +256,10 @@ func (h *host) InstallDependencies(
 	if err != nil {
 		return err
 	}
-	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	if err := tc.InstallDependencies(server.Context(), req.GetInfo().GetProgramDirectory(),
-		req.GetUseLanguageVersionTools(), true, stdout, stderr); err != nil {
-		return err
-	}
-	return closer.Close()
+	return langhost.InstallDependencies(req, server, func(stdout, stderr io.Writer) error {
+		return tc.InstallDependencies(server.Context(), req.GetInfo().GetProgramDirectory(),
+			req.GetUseLanguageVersionTools(), true, stdout, stderr)
+	})
 }
 
 // RunPlugin starts a Python plugin. A policy pack (kind analyzer) runs as `python -u -m pulumi.policy
@@ -465,11 +368,7 @@ func (h *host) GetProgramDependencies(
 	if err != nil {
 		return nil, err
 	}
-	deps := make([]*pulumirpc.DependencyInfo, 0, len(listed))
-	for _, dep := range listed {
-		deps = append(deps, &pulumirpc.DependencyInfo{Name: dep.Name, Version: dep.Version})
-	}
-	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
+	return langhost.Dependencies(listed), nil
 }
 
 // About names the interpreter the program runs with.
@@ -485,17 +384,13 @@ func (h *host) About(ctx context.Context, req *pulumirpc.AboutRequest) (*pulumir
 	return &pulumirpc.AboutResponse{Executable: info.PythonExecutable, Version: info.PythonVersion.String()}, nil
 }
 
-// GeneratePackage writes the package's Python SDK with pkg/v3's python code generator, the call
-// Pulumi's host makes (a setup.py package named pulumi_<name>, unless the schema's python section
-// names another; `local` changes nothing in Python).
-func (h *host) GeneratePackage(
-	_ context.Context, req *pulumirpc.GeneratePackageRequest,
-) (*pulumirpc.GeneratePackageResponse, error) {
-	return langhost.GeneratePackage(req, func(
-		pkg *schema.Package, loader schema.ReferenceLoader, req *pulumirpc.GeneratePackageRequest,
-	) (map[string][]byte, error) {
-		return codegen.GeneratePackage("pulumi-language-python", pkg, req.GetExtraFiles(), loader)
-	})
+// generate writes the package's Python SDK (GeneratePackage) with pkg/v3's python code generator,
+// the call Pulumi's host makes (a setup.py package named pulumi_<name>, unless the schema's python
+// section names another; `local` changes nothing in Python).
+func generate(
+	pkg *schema.Package, loader schema.ReferenceLoader, req *pulumirpc.GeneratePackageRequest,
+) (map[string][]byte, error) {
+	return codegen.GeneratePackage(name, pkg, req.GetExtraFiles(), loader)
 }
 
 // Link adds each generated SDK to the program's dependencies with the toolchain's own LinkPackages,
@@ -510,26 +405,16 @@ func (h *host) Link(ctx context.Context, req *pulumirpc.LinkRequest) (*pulumirpc
 	if err != nil {
 		return nil, err
 	}
-	loader, err := langhost.NewLoader(req.GetLoaderTarget())
-	if err != nil {
-		return nil, err
-	}
-	defer loader.Close()
 
 	packages := map[string]string{} // distribution name -> path
 	var imports strings.Builder
-	for _, dep := range req.GetPackages() {
-		if dep.GetPackage().GetName() == "pulumi" { // the SDK itself, built locally
-			packages["pulumi"] = dep.GetPath()
-			continue
-		}
-		pkg, err := loader.Package(ctx, dep.GetPackage())
-		if err != nil {
-			return nil, err
-		}
-		if err := pkg.ImportLanguages(map[string]schema.Language{"python": codegen.Importer}); err != nil {
-			return nil, err
-		}
+	sdk := func(dep *pulumirpc.LinkRequest_LinkDependency) error {
+		packages["pulumi"] = dep.GetPath()
+		return nil
+	}
+	err = langhost.LinkPackages(ctx, req, "python", codegen.Importer, sdk, func(
+		dep *pulumirpc.LinkRequest_LinkDependency, pkg *schema.Package,
+	) error {
 		var importName, packageName string
 		if python, ok := pkg.Language["python"].(codegen.PackageInfo); ok && python.PackageName != "" {
 			importName, packageName = python.PackageName, python.PackageName
@@ -542,6 +427,10 @@ func (h *host) Link(ctx context.Context, req *pulumirpc.LinkRequest) (*pulumirpc
 		}
 		packages[packageName] = dep.GetPath()
 		fmt.Fprintf(&imports, "  import %s as %s\n", packageName, importName)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	if opts.Toolchain != toolchain.Pip {

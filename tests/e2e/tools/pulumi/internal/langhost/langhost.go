@@ -1,8 +1,9 @@
-// Package langhost holds what flyte-apps' own Node.js and Go language hosts share: serving the
-// LanguageRuntime protocol on a loopback port the way the engine expects (print the port, watch the
-// engine's health), the Handshake, running a program as a child the engine can cancel, and the
-// schema side of `pulumi package add`: binding a schema for code generation and loading the schema of
-// a package to link. Each host is a main package of its own next to this one (../../cmd).
+// Package langhost holds what flyte-apps' own Python, Node.js and Go language hosts share: serving
+// the LanguageRuntime protocol on a loopback port the way the engine expects (print the port, watch
+// the engine's health), the Handshake, running a program as a child the engine can cancel, the
+// streams of InstallDependencies, the answer to GetProgramDependencies, and the schema side of
+// `pulumi package add`: binding a schema for code generation and loading the schema of a package to
+// link. Each host is a main package of its own next to this one (../../cmd).
 package langhost
 
 import (
@@ -11,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -39,12 +41,13 @@ const ExitAfterUserMessage = 32
 
 // Host is the state every language host has: the engine's address, once known, and the context that
 // ends the programs it runs (on Cancel, or when the engine goes away). It answers Handshake,
-// GetPluginInfo and Cancel; a host embeds it and adds the rest. What neither implements is
-// Unimplemented.
+// GetPluginInfo and Cancel, and GeneratePackage with Generate; a host embeds it and adds the rest.
+// What neither implements is Unimplemented.
 type Host struct {
 	pulumirpc.UnimplementedLanguageRuntimeServer
 
-	Name string // the host's executable name, for messages
+	Name     string    // the host's executable name, for messages
+	Generate Generator // the host's code generator, for GeneratePackage; nil: Unimplemented
 
 	mu            sync.Mutex
 	engineAddress string
@@ -62,6 +65,16 @@ func (h *Host) EngineAddress() string {
 
 // Runs is the context programs and plugins run under: done once the engine cancels or goes away.
 func (h *Host) Runs() context.Context { return h.runs }
+
+// RunOptions starts a Run: it refuses one before the engine's address is known (from the command
+// line or Handshake), then reads the program's runtime options with parse.
+func RunOptions[O any](h *Host, info *pulumirpc.ProgramInfo, parse func(*pulumirpc.ProgramInfo) (O, error)) (O, error) {
+	if h.EngineAddress() == "" {
+		var none O
+		return none, errors.New("Run before Handshake: no engine address")
+	}
+	return parse(info)
+}
 
 // Serve parses the host's command line (`-version`, `-tracing`, then the engine address), serves
 // the runtime that register makes on a loopback port and prints that port, as the engine expects of
@@ -138,6 +151,17 @@ func (h *Host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
 	return &emptypb.Empty{}, nil
 }
 
+// GeneratePackage writes the SDK that the host's Generate makes of the request's schema (see the
+// function GeneratePackage).
+func (h *Host) GeneratePackage(
+	ctx context.Context, req *pulumirpc.GeneratePackageRequest,
+) (*pulumirpc.GeneratePackageResponse, error) {
+	if h.Generate == nil {
+		return h.UnimplementedLanguageRuntimeServer.GeneratePackage(ctx, req)
+	}
+	return GeneratePackage(req, h.Generate)
+}
+
 // Engine is a client of the engine at address (for log lines); close it after use.
 func Engine(address string) (pulumirpc.EngineClient, func(), error) {
 	conn, err := grpc.NewClient(address,
@@ -151,12 +175,63 @@ func Engine(address string) (pulumirpc.EngineClient, func(), error) {
 // Command is a program run for a request: stopped (an interrupt, then a kill five seconds later) when
 // the request ends or the engine cancels.
 func (h *Host) Command(ctx context.Context, name string, args ...string) (*exec.Cmd, context.CancelFunc) {
+	cmd, stop, _ := h.CommandFrom(ctx, func(runCtx context.Context) (*exec.Cmd, error) {
+		return exec.CommandContext(runCtx, name, args...), nil
+	})
+	return cmd, stop
+}
+
+// CommandFrom is Command for a program that newCmd builds (bound to the context it is given, as
+// exec.CommandContext binds it), such as a toolchain's interpreter.
+func (h *Host) CommandFrom(
+	ctx context.Context, newCmd func(context.Context) (*exec.Cmd, error),
+) (*exec.Cmd, context.CancelFunc, error) {
 	runCtx, stop := context.WithCancel(h.runs)
 	context.AfterFunc(ctx, stop)
-	cmd := exec.CommandContext(runCtx, name, args...)
+	cmd, err := newCmd(runCtx)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 5 * time.Second
-	return cmd, stop
+	return cmd, stop, nil
+}
+
+// InstallDependencies runs install with the output streams of an InstallDependencies request (a
+// terminal's when the CLI has one) and closes them after it.
+func InstallDependencies(
+	req *pulumirpc.InstallDependenciesRequest, server pulumirpc.LanguageRuntime_InstallDependenciesServer,
+	install func(stdout, stderr io.Writer) error,
+) error {
+	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	if err := install(stdout, stderr); err != nil {
+		return err
+	}
+	return closer.Close()
+}
+
+// Dependencies answers GetProgramDependencies with the packages a toolchain lists.
+func Dependencies(listed []plugin.DependencyInfo) *pulumirpc.GetProgramDependenciesResponse {
+	deps := make([]*pulumirpc.DependencyInfo, 0, len(listed))
+	for _, dep := range listed {
+		deps = append(deps, &pulumirpc.DependencyInfo{Name: dep.Name, Version: dep.Version})
+	}
+	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}
+}
+
+// Flags appends `--name value` to args for each name and value of pairs whose value is not empty.
+func Flags(args []string, pairs ...string) []string {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			args = append(args, "--"+pairs[i], pairs[i+1])
+		}
+	}
+	return args
 }
 
 // RunResponse is what the engine is told of a program that ran: nothing on success, Bail when the
@@ -240,26 +315,62 @@ func GeneratePackage(req *pulumirpc.GeneratePackageRequest, generate Generator) 
 	return &pulumirpc.GeneratePackageResponse{Diagnostics: diagnostics}, nil
 }
 
-// Loader is the engine's schema loader named by a LinkRequest.
-type Loader struct {
-	client *schema.LoaderClient
-	cached schema.ReferenceLoader
+// LinkPackages goes through the packages a LinkRequest names, in order. The Pulumi SDK itself (a
+// package named "pulumi", built locally), which has no schema, goes to sdk when the host links it
+// apart (sdk not nil); every other package goes to link with its schema, loaded through the engine's
+// schema loader that the request names, its language section read with importer.
+func LinkPackages(
+	ctx context.Context, req *pulumirpc.LinkRequest, language string, importer schema.Language,
+	sdk func(dep *pulumirpc.LinkRequest_LinkDependency) error,
+	link func(dep *pulumirpc.LinkRequest_LinkDependency, pkg *schema.Package) error,
+) error {
+	loader, err := newLoader(req.GetLoaderTarget(), language, importer)
+	if err != nil {
+		return err
+	}
+	defer loader.Close()
+	for _, dep := range req.GetPackages() {
+		if sdk != nil && dep.GetPackage().GetName() == "pulumi" {
+			if err := sdk(dep); err != nil {
+				return err
+			}
+			continue
+		}
+		pkg, err := loader.Package(ctx, dep.GetPackage())
+		if err != nil {
+			return err
+		}
+		if err := link(dep, pkg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// NewLoader connects to the engine's schema loader at target.
-func NewLoader(target string) (*Loader, error) {
+// loader is the engine's schema loader named by a LinkRequest, for one language's host.
+type loader struct {
+	client   *schema.LoaderClient
+	cached   schema.ReferenceLoader
+	language string
+	importer schema.Language
+}
+
+// newLoader connects to the engine's schema loader at target; the packages it loads have the
+// language section of their schema read with importer.
+func newLoader(target, language string, importer schema.Language) (*loader, error) {
 	client, err := schema.NewLoaderClient(target)
 	if err != nil {
 		return nil, err
 	}
-	return &Loader{client: client, cached: schema.NewCachedLoader(client)}, nil
+	return &loader{client: client, cached: schema.NewCachedLoader(client), language: language, importer: importer}, nil
 }
 
 // Close disconnects from the loader.
-func (l *Loader) Close() error { return l.client.Close() }
+func (l *loader) Close() error { return l.client.Close() }
 
-// Package loads the schema of a package the engine asks to link (name, version, parameterization).
-func (l *Loader) Package(ctx context.Context, dep *pulumirpc.PackageDependency) (*schema.Package, error) {
+// Package loads the schema of a package the engine asks to link (name, version, parameterization),
+// with the loader's language section imported.
+func (l *loader) Package(ctx context.Context, dep *pulumirpc.PackageDependency) (*schema.Package, error) {
 	descriptor := &schema.PackageDescriptor{Name: dep.GetName(), DownloadURL: dep.GetServer()}
 	if v, err := semver.ParseTolerant(dep.GetVersion()); err == nil {
 		descriptor.Version = &v
@@ -274,5 +385,12 @@ func (l *Loader) Package(ctx context.Context, dep *pulumirpc.PackageDependency) 
 	if err != nil {
 		return nil, fmt.Errorf("loading the schema of %s: %w", dep.GetName(), err)
 	}
-	return ref.Definition()
+	pkg, err := ref.Definition()
+	if err != nil {
+		return nil, err
+	}
+	if err := pkg.ImportLanguages(map[string]schema.Language{l.language: l.importer}); err != nil {
+		return nil, err
+	}
+	return pkg, nil
 }
