@@ -142,5 +142,6 @@ def test_integer_fields_are_integers_and_durations_strings_as_in_a_stack_file() 
 def test_the_plugin_directory_is_what_pulumi_package_add_reads() -> None:
     assert (PLUGIN_DIR / "PulumiPlugin.yaml").is_file()
     requirements = (PLUGIN_DIR / "requirements.txt").read_text(encoding="utf-8").split()
-    assert "../../requirements.lock" in requirements, "the package's virtualenv gets the repository's pins"
+    assert "-c" in requirements, "the repository's pins constrain the package's virtualenv"
+    assert requirements[requirements.index("-c") + 1] == "../../requirements.lock"
     assert Path(PLUGIN_DIR / "../../pyproject.toml").resolve().is_file()

@@ -836,7 +836,35 @@ def install_package_venv() -> None:
         )
         if done.returncode != 0:
             raise build.ToolError(f"{' '.join(argv[:3])} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    unpinned = unpinned_packages(venv)
+    if unpinned:
+        raise build.ToolError(
+            f"the package's virtualenv holds versions requirements.lock does not pin: {unpinned}"
+        )
     PACKAGE_STAMP.write_text(package_inputs_digest())
+
+
+def unpinned_packages(venv: Path) -> list[str]:
+    """What ``venv`` holds that ``requirements.lock`` does not pin at that version (flyte-apps aside):
+    the package's requirements.txt takes the lock as constraints, so this must be empty."""
+
+    def key(name: str) -> str:
+        return name.lower().replace("_", "-")
+
+    pins = {}
+    for line in (REPO / "requirements.lock").read_text().splitlines():
+        requirement = line.split("#", 1)[0].strip()
+        if "==" in requirement:
+            name, version = requirement.split("==", 1)
+            pins[key(name)] = version.strip()
+    frozen = subprocess.run(
+        [str(venv / "bin" / "pip"), "freeze", "--exclude", "flyte-apps"],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=True,
+    ).stdout.split()
+    return [entry for entry in frozen if pins.get(key(entry.split("==")[0])) != entry.split("==")[-1]]
 
 
 def offline_pip() -> dict[str, str]:
