@@ -6,7 +6,8 @@ what the plugin does for a task with the same request, so an app lands where Fly
 - each container that asks for GPUs gets ``<gpuResourceName>: N`` in both its limits and its
   requests (N = the limit, else the request): Kubernetes needs a limit for an extended resource and
   a request equal to it;
-- an accelerator adds a required node affinity on ``gpuDeviceNodeLabel`` In [device] and, for a
+- an accelerator adds a required node affinity on ``gpuDeviceNodeLabel`` In [device] (an SDK device
+  name normalized to its node label value, ``flyte_apps.core.accelerator_devices``) and, for a
   partition size, on ``gpuPartitionSizeNodeLabel`` In [size] (DoesNotExist for ``unpartitioned``),
   appended to every node-selector term the pod template has, and tolerations
   ``{key, operator: Equal, value, effect: NoSchedule}`` for the same labels (none for
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.accelerator_devices import normalized_device
 from flyte_apps.core.config.gpu_rules import gpu_count
 from flyte_apps.core.config.models import Accelerator, Platform
 from flyte_apps.core.objects import Manifest
@@ -51,14 +53,16 @@ def place_on_accelerator(pod: Manifest, accelerator: Accelerator | None, setting
     """Node affinity and tolerations for ``accelerator`` (nothing when there is none)."""
     if accelerator is None or not _asks_for_gpus(pod, settings.gpu_resource_name):
         return
+    # The plugin's normalization: an SDK name (`A100 80G`) becomes its node label value.
+    device = normalized_device(accelerator.device)
     requirements: list[Manifest] = [
         {
             "key": settings.gpu_device_node_label,
             "operator": c.NODE_SELECTOR_IN,
-            "values": [accelerator.device],
+            "values": [device],
         }
     ]
-    tolerations: list[Manifest] = [_toleration(settings.gpu_device_node_label, accelerator.device)]
+    tolerations: list[Manifest] = [_toleration(settings.gpu_device_node_label, device)]
     if accelerator.partition_size is not None:
         requirements.append(
             {

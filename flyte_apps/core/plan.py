@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.accelerator_devices import is_known_device, nearest_devices
 from flyte_apps.core.bounds import cost_problems
 from flyte_apps.core.config.keys import APP_KEY_POD, KEY_APPS, KEY_KNATIVE, KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.knative_rules import startup_probe_warnings
@@ -187,7 +188,22 @@ def _warnings(config: StackConfig) -> list[str]:
     for app in config.apps:
         found.extend(_memory_warnings(app))
         found.extend(startup_probe_warnings(app.pod_spec, app.input.knative, app.path))
+        found.extend(_accelerator_warnings(app))
     return found
+
+
+def _accelerator_warnings(app: AppConfig) -> list[str]:
+    """A device Flyte does not know is placed on a node label no node may carry: say so, and what is near."""
+    accelerator = app.input.accelerator
+    if accelerator is None or is_known_device(accelerator.device):
+        return []
+    nearest = nearest_devices(accelerator.device)
+    hint = f"; nearest: {', '.join(nearest)}" if nearest else ""
+    return [
+        f"{app.path}.accelerator.device: {accelerator.device!r} is neither a GPU node label of Flyte's "
+        "default accelerator-devices map nor one of its SDK names, so the app waits for a node labelled "
+        f"exactly so (fine for a label of your own){hint}"
+    ]
 
 
 def _memory_warnings(app: AppConfig) -> list[str]:

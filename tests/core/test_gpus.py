@@ -408,3 +408,50 @@ def test_rendering_leaves_the_apps_pod_spec_as_it_was() -> None:
     assert app.pod_spec["tolerations"] == [{"key": "a", "operator": "Exists"}]
     assert "volumes" not in app.pod_spec and "affinity" not in app.pod_spec
     assert app.pod_spec["containers"][0]["resources"] == {"requests": {"nvidia.com/gpu": "1"}}
+
+
+# Flyte v2.0.43's own expectations (flytek8s/utils_test.go, TestGetNormalizedAcceleratorDevice).
+FLYTE_NORMALIZATION: Final = {
+    "A100": "nvidia-tesla-a100",
+    "H100": "nvidia-h100",
+    "T4": "nvidia-tesla-t4",
+    "V5E": "tpu-v5-lite-podslice",
+    "V5P": "tpu-v5p-slice",
+    "INF2": "aws-neuron-inf2",
+    "TRN1": "aws-neuron-trn1",
+}
+
+
+@pytest.mark.parametrize(
+    ("device", "label"), [*FLYTE_NORMALIZATION.items(), ("a100 80g", "nvidia-a100-80gb")]
+)
+def test_an_sdk_device_name_is_placed_on_its_node_label_as_flytes_plugin_places_it(
+    device: str, label: str
+) -> None:
+    config = gpu_app(limits={"gpu": 1}, accelerator={"device": device})
+    pod = pod_spec(config)
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"] == [expression(DEVICE_LABEL, "In", label)]
+    assert pod["tolerations"] == [toleration(DEVICE_LABEL, label)]
+    assert spec(config).extended_resources.gpu_accelerator.device == device, "the spec keeps it as written"
+    assert not [w for w in plan_stack(config).warnings if "accelerator.device" in w]
+
+
+def test_a_mixed_case_key_of_flytes_map_is_normalized_too() -> None:
+    """Upstream upper-cases the device, so its keys `L40s` and `L4_VWS` never match; here they do."""
+    pod = pod_spec(gpu_app(limits={"gpu": 1}, accelerator={"device": "L40s"}))
+    assert pod["tolerations"] == [toleration(DEVICE_LABEL, "nvidia-l40s")]
+
+
+def test_a_device_flyte_does_not_know_is_warned_of_with_the_nearest_ones() -> None:
+    config = gpu_app(limits={"gpu": 1}, accelerator={"device": "nvidia-a100-80g"})
+    [warning] = [w for w in plan_stack(config).warnings if "accelerator.device" in w]
+    assert warning.startswith("flyte-apps:apps[0].accelerator.device: 'nvidia-a100-80g' is neither")
+    assert warning.endswith(
+        "nearest: nvidia-a100-80gb (A100 80G), nvidia-h100-80gb (H100 80G), nvidia-a100g (A100G)"
+    )
+    assert pod_spec(config)["tolerations"] == [toleration(DEVICE_LABEL, "nvidia-a100-80g")], (
+        "placed as written"
+    )

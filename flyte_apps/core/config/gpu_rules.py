@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.accelerator_devices import normalized_device
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.models import Accelerator, AppInput, Platform, Resources
 from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, label_key_problem
@@ -49,7 +50,8 @@ def accelerator_problems(accelerator: Accelerator, path: str) -> list[ConfigProb
     if not accelerator.device.strip():
         found.append(ConfigProblem(f"{path}.device", "must not be empty (e.g. nvidia-tesla-a100)"))
     else:
-        found.extend(_label_value(accelerator.device, f"{path}.device"))
+        # What is placed: an SDK name (`A100 80G`) becomes its node label value first.
+        found.extend(_label_value(normalized_device(accelerator.device), f"{path}.device"))
     if accelerator.partition_size is not None:
         if accelerator.unpartitioned is not None:
             found.append(

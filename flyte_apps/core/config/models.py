@@ -201,7 +201,8 @@ class Accelerator(ConfigModel):
     """``accelerator``: the GPU model (and partition) to place the app on, as Flyte places task pods."""
 
     device: str
-    """The GPU model's node-label value, e.g. ``nvidia-tesla-a100``, ``nvidia-l4``."""
+    """The GPU model: its node-label value (``nvidia-tesla-a100``) or an SDK name (``A100 80G``), which
+    Flyte's default accelerator-devices map turns into the label value."""
     partition_size: str | None = None
     """A MIG partition size (``1g.5gb``); not with ``unpartitioned``."""
     unpartitioned: Bool | None = None
