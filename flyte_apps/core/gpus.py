@@ -11,7 +11,8 @@ what the plugin does for a task with the same request, so an app lands where Fly
   partition size, on ``gpuPartitionSizeNodeLabel`` In [size] (DoesNotExist for ``unpartitioned``),
   appended to every node-selector term the pod template has, and tolerations
   ``{key, operator: Equal, value, effect: NoSchedule}`` for the same labels (none for
-  ``unpartitioned``, which has no value) — the plugin's ``ApplyGPUNodeSelectors``. The plugin applies
+  ``unpartitioned``, which has no value) — the plugin's ``ApplyGPUNodeSelectors``; a requirement or
+  toleration the pod template already has is not added twice, as the plugin skips it. The plugin applies
   them only to pods that ask for GPUs; the config rules refuse an accelerator without a GPU count.
 
 The functions take a pod spec the caller owns and replace (never mutate) the parts they change, so a
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.accelerator_devices import normalized_device
@@ -77,7 +78,7 @@ def place_on_accelerator(pod: Manifest, accelerator: Accelerator | None, setting
             {"key": settings.gpu_partition_size_node_label, "operator": c.NODE_SELECTOR_DOES_NOT_EXIST}
         )
     pod["affinity"] = _with_required_node_requirements(pod.get("affinity"), requirements)
-    pod["tolerations"] = [*(pod.get("tolerations") or []), *tolerations]
+    pod["tolerations"] = _with_tolerations(pod.get("tolerations") or [], tolerations)
 
 
 def _asks_for_gpus(pod: Mapping[str, Any], gpu_resource_name: str) -> bool:
@@ -100,6 +101,40 @@ def _with_required_node_requirements(affinity: object, requirements: list[Manife
     required = node.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
     terms = required.get("nodeSelectorTerms") or [{}]
     required["nodeSelectorTerms"] = [
-        {**term, "matchExpressions": [*(term.get("matchExpressions") or []), *requirements]} for term in terms
+        {**term, "matchExpressions": _without_repeats(term.get("matchExpressions") or [], requirements)}
+        for term in terms
     ]
+    return result
+
+
+def _without_repeats(expressions: list[Any], requirements: list[Manifest]) -> list[Any]:
+    """``expressions`` plus each requirement a term does not already hold (the plugin's
+    ``containsNodeSelectorRequirement``: the same key, operator and values, in order)."""
+    result = list(expressions)
+    for requirement in requirements:
+        if not any(_same_requirement(given, requirement) for given in result):
+            result.append(requirement)
+    return result
+
+
+def _same_requirement(given: object, requirement: Manifest) -> bool:
+    return isinstance(given, Mapping) and all(
+        given.get(field) == requirement.get(field) for field in ("key", "operator", "values")
+    )
+
+
+TOLERATION_FIELDS: Final = ("key", "effect", "operator", "value")
+"""What Kubernetes' ``Toleration.MatchToleration`` compares (as written: an absent operator is not
+``Equal``), which the plugin's ``addTolerationInPodSpec`` uses to skip a toleration the pod has."""
+
+
+def _with_tolerations(given: list[Any], tolerations: list[Manifest]) -> list[Any]:
+    result = list(given)
+    for toleration in tolerations:
+        if not any(
+            isinstance(existing, Mapping)
+            and all(existing.get(field, "") == toleration.get(field, "") for field in TOLERATION_FIELDS)
+            for existing in result
+        ):
+            result.append(toleration)
     return result

@@ -455,3 +455,41 @@ def test_a_device_flyte_does_not_know_is_warned_of_with_the_nearest_ones() -> No
     assert pod_spec(config)["tolerations"] == [toleration(DEVICE_LABEL, "nvidia-a100-80g")], (
         "placed as written"
     )
+
+
+def test_a_toleration_or_requirement_the_pod_template_has_is_not_added_twice() -> None:
+    """The plugin skips what the pod has (addTolerationInPodSpec, containsNodeSelectorRequirement)."""
+    own_toleration = toleration(DEVICE_LABEL, "nvidia-l4")
+    own_term = {"matchExpressions": [expression(DEVICE_LABEL, "In", "nvidia-l4")]}
+    config = gpu_app(
+        limits={"gpu": 1},
+        accelerator={"device": "nvidia-l4", "partitionSize": "1g.5gb"},
+        pod={
+            "spec": {
+                "containers": [{"name": "app"}],
+                "tolerations": [
+                    own_toleration,
+                    {"key": DEVICE_LABEL, "value": "nvidia-l4", "effect": "NoSchedule"},
+                ],
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [own_term]}
+                    }
+                },
+            }
+        },
+    )
+    pod = pod_spec(config)
+    assert pod["tolerations"] == [
+        own_toleration,
+        # Kubernetes compares as written: no operator is not `Equal`, so the plugin keeps both.
+        {"key": DEVICE_LABEL, "value": "nvidia-l4", "effect": "NoSchedule"},
+        toleration(PARTITION_LABEL, "1g.5gb"),
+    ]
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"] == [
+        expression(DEVICE_LABEL, "In", "nvidia-l4"),
+        expression(PARTITION_LABEL, "In", "1g.5gb"),
+    ]
