@@ -376,6 +376,22 @@ def test_config_file_internal_apps_come_from_the_platform_settings() -> None:
     }
 
 
+def test_config_file_places_task_gpus_with_the_apps_platform_settings() -> None:
+    gpus = {
+        "gpuResourceName": "amd.com/gpu",
+        "gpuDeviceNodeLabel": "example.com/gpu-model",
+        "gpuPartitionSizeNodeLabel": "example.com/gpu-slice",
+    }
+    config = config_file(objects(on=platform(**DEV_PLATFORM, **gpus)))
+    assert config["plugins"] == {
+        "k8s": {
+            "gpu-resource-name": "amd.com/gpu",
+            "gpu-device-node-label": "example.com/gpu-model",
+            "gpu-partition-size-node-label": "example.com/gpu-slice",
+        }
+    }
+
+
 def test_config_file_is_sorted_yaml_and_the_checksum_is_its_sha256() -> None:
     items = objects(on=platform(**DEV_PLATFORM))
     text = one(items, "ConfigMap")["data"]["config.yaml"]
@@ -695,6 +711,7 @@ def test_every_problem_is_reported_in_one_pass() -> None:
         ({"runs": {"server": {"port": 9999}}}, "runs.server.port"),
         ({"database": {"sqlite": {"file": "/tmp/x.db"}}}, "database.sqlite.file"),
         ({"internalApps": "off"}, "internalApps"),
+        ({"plugins": {"k8s": {"gpu-resource-name": "amd.com/gpu"}}}, "plugins.k8s.gpu-resource-name"),
     ],
 )
 def test_extra_config_cannot_override_what_objects_or_apps_depend_on(

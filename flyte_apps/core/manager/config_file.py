@@ -95,6 +95,9 @@ def generated_config(manager: ManagerInput, platform: PlatformConfig) -> dict[st
             "embeddedSecretManagerConfig": {"k8sConfig": {"namespace": namespace}},
         },
         "internalApps": internal_apps_config(platform, apps_enabled=manager.apps_enabled),
+        # Flyte's Kubernetes plugin places task pods with these; the apps are placed with the same
+        # platform settings (flyte_apps.core.gpus), so tasks and apps land alike by construction.
+        "plugins": {"k8s": gpu_placement_config(platform)},
     }
     if database.type == "sqlite":
         config["database"] = {"type": "sqlite", "sqlite": {"file": SQLITE_FILE}}
@@ -109,6 +112,16 @@ def generated_config(manager: ManagerInput, platform: PlatformConfig) -> dict[st
             }
         }
     return config
+
+
+def gpu_placement_config(platform: PlatformConfig) -> dict[str, str]:
+    """``plugins.k8s``'s GPU placement keys (Flyte v2.0.43's ``K8sPluginConfig``) from the platform."""
+    settings = platform.settings
+    return {
+        "gpu-resource-name": settings.gpu_resource_name,
+        "gpu-device-node-label": settings.gpu_device_node_label,
+        "gpu-partition-size-node-label": settings.gpu_partition_size_node_label,
+    }
 
 
 def config_checksum(text: str) -> str:
