@@ -493,3 +493,62 @@ def test_a_toleration_or_requirement_the_pod_template_has_is_not_added_twice() -
         expression(DEVICE_LABEL, "In", "nvidia-l4"),
         expression(PARTITION_LABEL, "In", "1g.5gb"),
     ]
+
+
+# Flyte v2.0.43's TestApplyGPUNodeSelectors (flytek8s/pod_helper_test.go), with its labels.
+FLYTE_LABELS: Final = {"gpuDeviceNodeLabel": "gpu-device", "gpuPartitionSizeNodeLabel": "gpu-partition-size"}
+FLYTE_CASES: Final[dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, str]]]]] = {
+    "with gpu device spec only": (
+        {"device": "nvidia-tesla-a100"},
+        [expression("gpu-device", "In", "nvidia-tesla-a100")],
+        [toleration("gpu-device", "nvidia-tesla-a100")],
+    ),
+    "with gpu device and partition size spec": (
+        {"device": "nvidia-tesla-a100", "partitionSize": "1g.5gb"},
+        [
+            expression("gpu-device", "In", "nvidia-tesla-a100"),
+            expression("gpu-partition-size", "In", "1g.5gb"),
+        ],
+        [toleration("gpu-device", "nvidia-tesla-a100"), toleration("gpu-partition-size", "1g.5gb")],
+    ),
+    "with unpartitioned gpu device spec": (
+        {"device": "nvidia-tesla-a100", "unpartitioned": True},
+        [
+            expression("gpu-device", "In", "nvidia-tesla-a100"),
+            expression("gpu-partition-size", "DoesNotExist"),
+        ],
+        [toleration("gpu-device", "nvidia-tesla-a100")],
+    ),
+}
+
+
+def flyte_placed(accelerator: dict[str, Any], pod: dict[str, Any] | None = None) -> dict[str, Any]:
+    config = gpu_app(limits={"gpu": 1}, accelerator=accelerator, **({"pod": pod} if pod else {}))
+    config["flyte-apps:platform"] = FLYTE_LABELS
+    return pod_spec(config)
+
+
+@pytest.mark.parametrize("case", FLYTE_CASES)
+def test_placement_meets_the_expectations_of_flytes_own_test(case: str) -> None:
+    accelerator, expressions, tolerations = FLYTE_CASES[case]
+    pod = flyte_placed(accelerator)
+    required = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required["nodeSelectorTerms"] == [{"matchExpressions": expressions}]
+    assert pod["tolerations"] == tolerations
+
+
+def test_placement_is_idempotent_as_flytes_own_test_asks() -> None:
+    """Flyte's "is idempotent": placing a pod that already carries the placement changes nothing."""
+    accelerator = {"device": "nvidia-tesla-a100", "partitionSize": "1g.5gb"}
+    applied = flyte_placed(accelerator)
+    again = flyte_placed(
+        accelerator,
+        {
+            "spec": {
+                "containers": [{"name": "app"}],
+                "affinity": applied["affinity"],
+                "tolerations": applied["tolerations"],
+            }
+        },
+    )
+    assert (again["affinity"], again["tolerations"]) == (applied["affinity"], applied["tolerations"])
