@@ -75,10 +75,32 @@ def place_on_accelerator(pod: Manifest, accelerator: Accelerator | None, setting
         tolerations.append(_toleration(settings.gpu_partition_size_node_label, accelerator.partition_size))
     elif accelerator.unpartitioned:
         requirements.append(
-            {"key": settings.gpu_partition_size_node_label, "operator": c.NODE_SELECTOR_DOES_NOT_EXIST}
+            dict(settings.gpu_unpartitioned_node_selector_requirement)
+            if settings.gpu_unpartitioned_node_selector_requirement is not None
+            else {"key": settings.gpu_partition_size_node_label, "operator": c.NODE_SELECTOR_DOES_NOT_EXIST}
         )
+        if settings.gpu_unpartitioned_toleration is not None:
+            tolerations.append(dict(settings.gpu_unpartitioned_toleration))
     pod["affinity"] = _with_required_node_requirements(pod.get("affinity"), requirements)
     pod["tolerations"] = _with_tolerations(pod.get("tolerations") or [], tolerations)
+
+
+def add_platform_tolerations(pod: Manifest, settings: Platform) -> None:
+    """``resourceTolerations`` for each resource the containers request or limit (by name, sorted),
+    then ``defaultTolerations``, before the pod's own: what the plugin's ``UpdatePod`` puts first on a
+    task pod (its order among resources is a Go map's; ours is fixed)."""
+    names: set[str] = set()
+    for container in pod.get("containers") or []:
+        if isinstance(container, Mapping):
+            resources = container.get("resources") or {}
+            for block in ("requests", "limits"):
+                names.update(resources.get(block) or {})
+    added = [
+        *(dict(t) for name in sorted(names) for t in settings.resource_tolerations.get(name, ())),
+        *(dict(t) for t in settings.default_tolerations),
+    ]
+    if added:
+        pod["tolerations"] = [*added, *(pod.get("tolerations") or [])]
 
 
 def _asks_for_gpus(pod: Mapping[str, Any], gpu_resource_name: str) -> bool:

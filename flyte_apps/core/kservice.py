@@ -11,7 +11,7 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.config.knative_rules import knative_annotations
 from flyte_apps.core.config.models import AppConfig, PlatformConfig, PodMetadata
 from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
-from flyte_apps.core.gpus import place_on_accelerator, set_gpu_counts
+from flyte_apps.core.gpus import add_platform_tolerations, place_on_accelerator, set_gpu_counts
 from flyte_apps.core.naming import endpoint_pattern, kservice_name
 from flyte_apps.core.objects import Manifest
 from flyte_apps.core.secrets import encode_secret
@@ -120,6 +120,7 @@ def build_pod_spec(app: AppConfig, platform: PlatformConfig) -> Manifest:
         ]
         pod["containers"] = [first, *containers[1:]]
     set_gpu_counts(pod, settings.gpu_resource_name)
+    add_platform_tolerations(pod, settings)
     place_on_accelerator(pod, app.input.accelerator, settings)
     mount_shared_memory(pod, app.input.shared_memory, app.primary_container)
     return pod

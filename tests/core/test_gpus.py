@@ -17,6 +17,7 @@ from flyteidl2.core import tasks_pb2
 from google.protobuf import json_format, struct_pb2
 
 from flyte_apps.core.config.models import DeviceClass
+from flyte_apps.core.errors import ConfigError
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.spec import decode_spec
 from tests.support.config import REPO_ROOT, minimal_config
@@ -552,3 +553,77 @@ def test_placement_is_idempotent_as_flytes_own_test_asks() -> None:
         },
     )
     assert (again["affinity"], again["tolerations"]) == (applied["affinity"], applied["tolerations"])
+
+
+# Flyte v2.0.43's TestGetTolerationsForResources (flytek8s/k8s_resource_adds_test.go). Its
+# ephemeral-storage toleration has operator Exists with a value, which Kubernetes refuses; here, none.
+TOL_GPU: Final = {"key": "flyte/gpu", "value": "dedicated", "operator": "Equal", "effect": "NoSchedule"}
+TOL_STORAGE: Final = {"key": "ephemeral-storage", "operator": "Exists", "effect": "NoSchedule"}
+RESOURCE_TOLERATIONS: Final = {"ephemeral-storage": [TOL_STORAGE], "nvidia.com/gpu": [TOL_GPU]}
+
+
+def tolerations_of(resources: dict[str, Any], **platform_settings: Any) -> list[Any]:
+    config = minimal_config(container={"image": IMAGE, "resources": resources})
+    config["flyte-apps:platform"] = platform_settings
+    return list(pod_spec(config).get("tolerations") or [])
+
+
+@pytest.mark.parametrize(
+    ("resources", "expected"),
+    [
+        ({"requests": {"cpu": "1024m", "ephemeral-storage": "100M"}}, [TOL_STORAGE]),
+        ({"limits": {"cpu": "1024m", "ephemeral-storage": "100M"}}, [TOL_STORAGE]),
+        ({"limits": {"cpu": "1024m", "ephemeral-storage": "100M", "gpu": 1}}, [TOL_STORAGE, TOL_GPU]),
+        ({"requests": {"cpu": "1"}}, []),
+    ],
+    ids=["tolerations-req", "tolerations-limits", "no-tolerations-both", "unrelated-resources"],
+)
+def test_resource_tolerations_are_flytes(resources: dict[str, Any], expected: list[Any]) -> None:
+    found = tolerations_of(resources, resourceTolerations=RESOURCE_TOLERATIONS)
+    assert sorted(map(str, found)) == sorted(map(str, expected)), (
+        "compared as multisets (Flyte's order is a map's)"
+    )
+
+
+def test_default_tolerations_go_on_every_app_before_its_own() -> None:
+    own = {"key": "own", "operator": "Exists"}
+    config = minimal_config(
+        container={"image": IMAGE}, pod={"spec": {"containers": [{"name": "app"}], "tolerations": [own]}}
+    )
+    config["flyte-apps:platform"] = {"defaultTolerations": [TOL_STORAGE]}
+    assert pod_spec(config)["tolerations"] == [TOL_STORAGE, own]
+
+
+def test_an_unpartitioned_gpu_with_the_platforms_own_requirement_and_toleration_is_flytes() -> None:
+    """TestApplyGPUNodeSelectors' "with unpartitioned gpu device spec with custom node selector and
+    toleration"."""
+    requirement = {"key": "gpu-unpartitioned", "operator": "In", "values": ["true"]}
+    unpartitioned = {"key": "gpu-unpartitioned", "value": "true", "operator": "Equal", "effect": "NoSchedule"}
+    config = gpu_app(limits={"gpu": 1}, accelerator={"device": "nvidia-tesla-a100", "unpartitioned": True})
+    config["flyte-apps:platform"] = {
+        **FLYTE_LABELS,
+        "gpuUnpartitionedNodeSelectorRequirement": requirement,
+        "gpuUnpartitionedToleration": unpartitioned,
+    }
+    pod = pod_spec(config)
+    required = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required["nodeSelectorTerms"] == [
+        {"matchExpressions": [expression("gpu-device", "In", "nvidia-tesla-a100"), requirement]}
+    ]
+    assert pod["tolerations"] == [toleration("gpu-device", "nvidia-tesla-a100"), unpartitioned]
+
+
+def test_bad_placement_settings_are_refused_by_key() -> None:
+    config = gpu_app(limits={"gpu": 1})
+    config["flyte-apps:platform"] = {
+        "resourceTolerations": {"nvidia.com/gpu": [{"key": "g", "operator": "Maybe"}]},
+        "gpuUnpartitionedToleration": {"key": "u", "value": "x", "operator": "Exists"},
+        "gpuUnpartitionedNodeSelectorRequirement": {"key": "gpu", "operator": "Exists", "values": ["x"]},
+    }
+    with pytest.raises(ConfigError) as caught:
+        plan_stack(config)
+    assert sorted(problem.path for problem in caught.value.problems) == [
+        "flyte-apps:platform.gpuUnpartitionedNodeSelectorRequirement.values",
+        "flyte-apps:platform.gpuUnpartitionedToleration.value",
+        "flyte-apps:platform.resourceTolerations.nvidia.com/gpu[0].operator",
+    ]

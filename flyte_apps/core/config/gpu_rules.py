@@ -18,6 +18,7 @@ from flyte_apps.core.accelerator_devices import normalized_device
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.models import Accelerator, AppInput, Platform, Resources
 from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, label_key_problem
+from flyte_apps.core.config.node_rules import toleration_problems
 from flyte_apps.core.config.payload import Payload
 from flyte_apps.core.config.pod_paths import KeyPaths, dicts
 from flyte_apps.core.errors import ConfigProblem
@@ -207,6 +208,54 @@ def gpu_platform_problems(fields: Mapping[str, Any], path: str) -> list[ConfigPr
         problem = label_key_problem(label) if isinstance(label, str) else None
         if problem:
             found.append(ConfigProblem(f"{path}.{key}", f"not a valid node label key: {problem}"))
+    for name, tolerations in (fields.get("resource_tolerations") or {}).items():
+        found.extend(toleration_problems(list(tolerations), f"{path}.resourceTolerations.{name}"))
+    found.extend(
+        toleration_problems(list(fields.get("default_tolerations") or ()), f"{path}.defaultTolerations")
+    )
+    toleration = fields.get("gpu_unpartitioned_toleration")
+    if toleration is not None:
+        where = f"{path}.gpuUnpartitionedToleration"
+        for wrong in toleration_problems([toleration], where):
+            found.append(ConfigProblem(wrong.path.replace(f"{where}[0]", where), wrong.message))
+    requirement = fields.get("gpu_unpartitioned_node_selector_requirement")
+    if requirement is not None:
+        found.extend(requirement_problems(requirement, f"{path}.gpuUnpartitionedNodeSelectorRequirement"))
+    return found
+
+
+NODE_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+REQUIREMENT_KEYS: Final = frozenset({"key", "operator", "values"})
+
+
+def requirement_problems(requirement: Mapping[str, Any], path: str) -> list[ConfigProblem]:
+    """A node-selector requirement as the API server reads one (``ValidateNodeSelectorRequirement``):
+    a label key, a known operator, values for In/NotIn (one integer for Gt/Lt), none for Exists and
+    DoesNotExist."""
+    found = [
+        ConfigProblem(f"{path}.{key}", "is not a field of a node-selector requirement")
+        for key in sorted(set(requirement) - REQUIREMENT_KEYS)
+    ]
+    key = requirement.get("key")
+    problem = label_key_problem(key) if isinstance(key, str) else "must be a string"
+    if problem:
+        found.append(ConfigProblem(f"{path}.key", f"not a valid node label key: {problem}"))
+    operator = requirement.get("operator")
+    values = requirement.get("values") or []
+    if operator not in NODE_SELECTOR_OPERATORS:
+        found.append(
+            ConfigProblem(
+                f"{path}.operator", f"{shown(operator)} is not one of {', '.join(NODE_SELECTOR_OPERATORS)}"
+            )
+        )
+    elif not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+        found.append(ConfigProblem(f"{path}.values", "must be a list of strings"))
+    elif operator in ("In", "NotIn") and not values:
+        found.append(ConfigProblem(f"{path}.values", f"must not be empty for {operator}"))
+    elif operator in ("Exists", "DoesNotExist") and values:
+        found.append(ConfigProblem(f"{path}.values", f"must be empty for {operator}"))
+    elif operator in ("Gt", "Lt") and (len(values) != 1 or not values[0].lstrip("-").isdigit()):
+        found.append(ConfigProblem(f"{path}.values", f"must be one integer for {operator}"))
     return found
 
 

@@ -76,6 +76,16 @@ class Platform(ConfigModel):
     """The node label (and taint key) naming a node's GPU model."""
     gpu_partition_size_node_label: str = c.DEFAULT_GPU_PARTITION_SIZE_NODE_LABEL
     """The node label (and taint key) naming a node's GPU partition size."""
+    resource_tolerations: dict[str, tuple[dict[str, Any], ...]] = Field(default_factory=dict)
+    """Flyte's ``resource-tolerations``: tolerations every app whose containers request or limit the
+    resource gets (keyed by its Kubernetes name, e.g. ``nvidia.com/gpu``), as task pods get them."""
+    default_tolerations: tuple[dict[str, Any], ...] = ()
+    """Flyte's ``default-tolerations``: tolerations every app's pods get, as task pods do."""
+    gpu_unpartitioned_toleration: dict[str, Any] | None = None
+    """Flyte's ``gpu-unpartitioned-toleration``: added for ``accelerator.unpartitioned: true``."""
+    gpu_unpartitioned_node_selector_requirement: dict[str, Any] | None = None
+    """Flyte's ``gpu-unpartitioned-node-selector-requirement``: for ``accelerator.unpartitioned: true``,
+    instead of ``gpuPartitionSizeNodeLabel`` DoesNotExist."""
     domain_claims: Bool = True
     """With custom domains: a ``ClusterDomainClaim`` per host, so Knative lets the apps' namespace map
     it (false: the cluster claims domains itself, e.g. ``autocreate-cluster-domain-claims``)."""
