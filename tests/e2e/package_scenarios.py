@@ -8,7 +8,7 @@ same two apps, one of them stopped, into a namespace of its own through an expli
 - the live objects equal what ``flyte-apps render`` prints for a stack file with the same apps (what the
   stack-config program deploys: the main scenarios prove that),
 - the stopped app's reaper (the package's own custom resource) waited for its stop revision,
-- a second ``pulumi up`` changes nothing,
+- a second ``pulumi up`` changes nothing (``--expect-no-changes``),
 - a bad input fails the preview with our message naming the input, and nothing is registered,
 - ``pulumi destroy`` removes what the consumer created,
 
@@ -407,7 +407,7 @@ def scenario_consumer(suite: Suite, consumer: Consumer) -> str:
     reference = f"ref-{consumer.language}"
     reference_stack(suite, reference, namespace, GOOD_PORT, knative=consumer.whole_stack)
     compared = suite.compare_with_render(reference, kinds=None if consumer.whole_stack else {"Service"})
-    consumer_pulumi(suite, directory, "preview", "--expect-no-changes", "--diff")
+    consumer_pulumi(suite, directory, "up", "--yes", "--expect-no-changes", "--diff")
     consumer_pulumi(suite, directory, "config", "set", "--path", PORT_CONFIG, str(BAD_PORT))
     bad = consumer_pulumi(suite, directory, "preview", check_rc=False)
     output = bad.stdout + bad.stderr
