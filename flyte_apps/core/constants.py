@@ -127,6 +127,7 @@ STORAGE_MEDIUM_MEMORY: Final = "Memory"
 NODE_SELECTOR_IN: Final = "In"
 NODE_SELECTOR_DOES_NOT_EXIST: Final = "DoesNotExist"
 TOLERATION_EQUAL: Final = "Equal"
+TOLERATION_EXISTS: Final = "Exists"
 TAINT_NO_SCHEDULE: Final = "NoSchedule"
 # Label and annotation domains that Flyte, its secret webhook and Knative own on a revision template:
 # an app's pod metadata may not use them (applyPodMetadata), so it never overrides them.

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.accelerator_devices import normalized_device
 from flyte_apps.core.config.gpu_rules import gpu_count
 from flyte_apps.core.config.models import Accelerator, Platform
 from flyte_apps.core.objects import Manifest
+from flyte_apps.core.placement import with_tolerations
 
 
 def set_gpu_counts(pod: Manifest, gpu_resource_name: str) -> None:
@@ -82,25 +83,7 @@ def place_on_accelerator(pod: Manifest, accelerator: Accelerator | None, setting
         if settings.gpu_unpartitioned_toleration is not None:
             tolerations.append(dict(settings.gpu_unpartitioned_toleration))
     pod["affinity"] = _with_required_node_requirements(pod.get("affinity"), requirements)
-    pod["tolerations"] = _with_tolerations(pod.get("tolerations") or [], tolerations)
-
-
-def add_platform_tolerations(pod: Manifest, settings: Platform) -> None:
-    """``resourceTolerations`` for each resource the containers request or limit (by name, sorted),
-    then ``defaultTolerations``, before the pod's own: what the plugin's ``UpdatePod`` puts first on a
-    task pod (its order among resources is a Go map's; ours is fixed)."""
-    names: set[str] = set()
-    for container in pod.get("containers") or []:
-        if isinstance(container, Mapping):
-            resources = container.get("resources") or {}
-            for block in ("requests", "limits"):
-                names.update(resources.get(block) or {})
-    added = [
-        *(dict(t) for name in sorted(names) for t in settings.resource_tolerations.get(name, ())),
-        *(dict(t) for t in settings.default_tolerations),
-    ]
-    if added:
-        pod["tolerations"] = [*added, *(pod.get("tolerations") or [])]
+    pod["tolerations"] = with_tolerations(pod.get("tolerations") or [], tolerations)
 
 
 def _asks_for_gpus(pod: Mapping[str, Any], gpu_resource_name: str) -> bool:
@@ -143,20 +126,3 @@ def _same_requirement(given: object, requirement: Manifest) -> bool:
     return isinstance(given, Mapping) and all(
         given.get(field) == requirement.get(field) for field in ("key", "operator", "values")
     )
-
-
-TOLERATION_FIELDS: Final = ("key", "effect", "operator", "value")
-"""What Kubernetes' ``Toleration.MatchToleration`` compares (as written: an absent operator is not
-``Equal``), which the plugin's ``addTolerationInPodSpec`` uses to skip a toleration the pod has."""
-
-
-def _with_tolerations(given: list[Any], tolerations: list[Manifest]) -> list[Any]:
-    result = list(given)
-    for toleration in tolerations:
-        if not any(
-            isinstance(existing, Mapping)
-            and all(existing.get(field, "") == toleration.get(field, "") for field in TOLERATION_FIELDS)
-            for existing in result
-        ):
-            result.append(toleration)
-    return result

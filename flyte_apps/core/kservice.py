@@ -11,9 +11,14 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.config.knative_rules import knative_annotations
 from flyte_apps.core.config.models import AppConfig, PlatformConfig, PodMetadata
 from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
-from flyte_apps.core.gpus import add_platform_tolerations, place_on_accelerator, set_gpu_counts
+from flyte_apps.core.gpus import place_on_accelerator, set_gpu_counts
 from flyte_apps.core.naming import endpoint_pattern, kservice_name
 from flyte_apps.core.objects import Manifest
+from flyte_apps.core.placement import (
+    add_extended_resource_tolerations,
+    add_platform_tolerations,
+    apply_platform_scheduling,
+)
 from flyte_apps.core.secrets import encode_secret
 from flyte_apps.core.shared_memory import mount_shared_memory
 from flyte_apps.core.spec import SpecBlob, build_secrets
@@ -121,8 +126,10 @@ def build_pod_spec(app: AppConfig, platform: PlatformConfig) -> Manifest:
         pod["containers"] = [first, *containers[1:]]
     set_gpu_counts(pod, settings.gpu_resource_name)
     add_platform_tolerations(pod, settings)
+    apply_platform_scheduling(pod, settings)
     place_on_accelerator(pod, app.input.accelerator, settings)
     mount_shared_memory(pod, app.input.shared_memory, app.primary_container)
+    add_extended_resource_tolerations(pod, settings)
     return pod
 
 

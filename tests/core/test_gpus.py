@@ -627,3 +627,46 @@ def test_bad_placement_settings_are_refused_by_key() -> None:
         "flyte-apps:platform.gpuUnpartitionedToleration.value",
         "flyte-apps:platform.resourceTolerations.nvidia.com/gpu[0].operator",
     ]
+
+
+def test_extended_resource_tolerations_are_flytes() -> None:
+    """TestAddTolerationsForExtendedResources: a toleration per listed resource a container requests
+    (sorted, after the pod's own), none for an unlisted one."""
+    own = {"key": "foo", "operator": "Exists", "effect": "NoSchedule"}
+    config = gpu_app(
+        limits={"gpu": 1},
+        pod={
+            "spec": {
+                "containers": [{"name": "app", "resources": {"requests": {"foo/bar": "1", "foo/baz": "1"}}}],
+                "tolerations": [own],
+            }
+        },
+    )
+    config["flyte-apps:platform"] = {"addTolerationsForExtendedResources": ["nvidia.com/gpu", "foo/bar"]}
+    assert pod_spec(config)["tolerations"] == [
+        own,
+        {"key": "foo/bar", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+
+
+def test_the_default_node_selector_and_scheduler_yield_to_the_pod_templates_own() -> None:
+    config = minimal_config(
+        container={"image": IMAGE},
+        pod={"spec": {"containers": [{"name": "app"}], "nodeSelector": {"pool": "apps"}}},
+    )
+    config["flyte-apps:platform"] = {
+        "defaultNodeSelector": {"pool": "default", "zone": "a"},
+        "schedulerName": "flyte-scheduler",
+    }
+    pod = pod_spec(config)
+    assert pod["nodeSelector"] == {"pool": "apps", "zone": "a"}
+    assert pod["schedulerName"] == "flyte-scheduler"
+    config["flyte-apps:platform"]["schedulerName"] = "Not A Name"
+    config["flyte-apps:platform"]["addTolerationsForExtendedResources"] = ["gpu"]
+    with pytest.raises(ConfigError) as caught:
+        plan_stack(config)
+    assert sorted(problem.path for problem in caught.value.problems) == [
+        "flyte-apps:platform.addTolerationsForExtendedResources[0]",
+        "flyte-apps:platform.schedulerName",
+    ]

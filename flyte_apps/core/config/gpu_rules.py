@@ -17,8 +17,8 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.accelerator_devices import normalized_device
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.models import Accelerator, AppInput, Platform, Resources
-from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, label_key_problem
-from flyte_apps.core.config.node_rules import toleration_problems
+from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, is_subdomain, label_key_problem
+from flyte_apps.core.config.node_rules import node_selector_problems, toleration_problems
 from flyte_apps.core.config.payload import Payload
 from flyte_apps.core.config.pod_paths import KeyPaths, dicts
 from flyte_apps.core.errors import ConfigProblem
@@ -218,6 +218,23 @@ def gpu_platform_problems(fields: Mapping[str, Any], path: str) -> list[ConfigPr
         where = f"{path}.gpuUnpartitionedToleration"
         for wrong in toleration_problems([toleration], where):
             found.append(ConfigProblem(wrong.path.replace(f"{where}[0]", where), wrong.message))
+    found.extend(
+        node_selector_problems(fields.get("default_node_selector") or {}, f"{path}.defaultNodeSelector")
+    )
+    scheduler = fields.get("scheduler_name")
+    if scheduler and not is_subdomain(scheduler):
+        found.append(
+            ConfigProblem(f"{path}.schedulerName", f"{shown(scheduler)} is not a DNS-1123 subdomain")
+        )
+    for index, name in enumerate(fields.get("add_tolerations_for_extended_resources") or ()):
+        problem = label_key_problem(name)
+        if problem or "/" not in name:
+            reason = problem or "an extended resource name has a domain and a '/'"
+            found.append(
+                ConfigProblem(
+                    f"{path}.addTolerationsForExtendedResources[{index}]", f"not a resource name: {reason}"
+                )
+            )
     requirement = fields.get("gpu_unpartitioned_node_selector_requirement")
     if requirement is not None:
         found.extend(requirement_problems(requirement, f"{path}.gpuUnpartitionedNodeSelectorRequirement"))

@@ -86,6 +86,13 @@ class Platform(ConfigModel):
     gpu_unpartitioned_node_selector_requirement: dict[str, Any] | None = None
     """Flyte's ``gpu-unpartitioned-node-selector-requirement``: for ``accelerator.unpartitioned: true``,
     instead of ``gpuPartitionSizeNodeLabel`` DoesNotExist."""
+    add_tolerations_for_extended_resources: tuple[str, ...] = ()
+    """Flyte's ``add-tolerations-for-extended-resources``: for each of these resources an app's containers
+    request, a toleration ``{key: <resource>, operator: Exists, effect: NoSchedule}``."""
+    default_node_selector: dict[str, StrictStr] = Field(default_factory=dict)
+    """Flyte's ``default-node-selector``: node labels every app's pods need (the pod template's own win)."""
+    scheduler_name: str = ""
+    """Flyte's ``scheduler-name``: the scheduler of every app whose pod template names none."""
     domain_claims: Bool = True
     """With custom domains: a ``ClusterDomainClaim`` per host, so Knative lets the apps' namespace map
     it (false: the cluster claims domains itself, e.g. ``autocreate-cluster-domain-claims``)."""
