@@ -29,7 +29,15 @@ from flyte_apps.core.objects import RenderedObject
 from flyte_apps.core.plan import StackPlan
 from flyte_apps.core.stackfile import StackInput
 from flyte_apps.policy.locate import Locator
-from flyte_apps.policy.report import Finding, problem_github, problem_json, sarif
+from flyte_apps.policy.report import (
+    Finding,
+    problem_github,
+    problem_json,
+    sarif,
+    warning_github,
+    warning_key,
+    warning_text,
+)
 from flyte_apps.policy.runner import Violation, blocking, evaluate, load_policy_config
 from flyte_apps.policy.wire import to_wire
 
@@ -91,10 +99,12 @@ def check(
             raise typer.Exit(EXIT_USAGE) from None
         settings = load_policy_config(policy_config)
     for warning in plan.warnings:
+        key = warning_key(warning)
+        where = given.where(key) if key else None
         if output is OutputFormat.GITHUB:
-            typer.echo(f"::warning title={c.PROJECT_NAME}::{warning}")
+            typer.echo(warning_github(warning, where))
         else:
-            typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
+            typer.secho(warning_text(warning, where), err=True, fg=typer.colors.YELLOW)
     objects = plan.objects()
     resources = [to_wire(obj, stack=name) for obj in objects]
     violations = evaluate(resources, settings, stack=name)

@@ -78,6 +78,7 @@ def render(
     from flyte_apps.cli.stackfile import plan_stack_files
     from flyte_apps.core.jsonout import to_json_list
     from flyte_apps.core.yamlout import to_yaml
+    from flyte_apps.policy.report import warning_key, warning_text
 
     with translate_errors():
         if stack is not None and config is not None:
@@ -89,9 +90,11 @@ def render(
             out_dir = out
         if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
             fail(EXIT_USAGE, f"{out_dir} is a file; --out-dir takes a directory")
-        plan, _ = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
+        plan, given = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
     for warning in plan.warnings:
-        typer.secho(f"warning: {warning}", err=True, fg=typer.colors.YELLOW)
+        key = warning_key(warning)
+        where = given.where(key) if key else None
+        typer.secho(warning_text(warning, where), err=True, fg=typer.colors.YELLOW)
     objects = plan.objects()
     if out_dir is not None:
         for path in write_objects(objects, out_dir, output):

@@ -1,6 +1,7 @@
 """Flyte's accelerator device names: its Kubernetes plugin's default ``accelerator-devices`` map (Flyte
 v2.0.43, ``flytek8s/config/config.go``), which turns the SDK's device names (``A100 80G``) into the node
-label values GPU nodes are provisioned with (``nvidia-a100-80gb``), and a check of a device against it.
+label values GPU nodes are provisioned with (``nvidia-a100-80gb``), and a check of a device against it;
+and its default ``accelerator-device-classes`` (the resource name and node labels of each class).
 
 The plugin looks a device up upper-cased (``GetNormalizedAcceleratorDevice``) and falls back to the device
 as written. Two of its default keys are not upper case (``L40s``, ``L4_VWS``), so upstream never
@@ -62,6 +63,23 @@ DEFAULT_ACCELERATOR_DEVICES: Final[Mapping[str, str]] = MappingProxyType(
         "MI355X": "amd-mi355x",
         # Habana Gaudi (Intel)
         "GAUDI1": "habana-gaudi-dl1",
+    }
+)
+DEFAULT_DEVICE_CLASSES: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
+    {
+        # The plugin's default ``accelerator-device-classes`` (same file), camelCase as the stack config
+        # writes them; a field left out falls back to the platform's ``gpu*`` setting.
+        "NVIDIA_GPU": MappingProxyType({"resourceName": "nvidia.com/gpu"}),
+        "GOOGLE_TPU": MappingProxyType(
+            {
+                "resourceName": "google.com/tpu",
+                "deviceNodeLabel": "cloud.google.com/gke-tpu-accelerator",
+                "partitionSizeNodeLabel": "cloud.google.com/gke-tpu-topology",
+            }
+        ),
+        "AMAZON_NEURON": MappingProxyType({"resourceName": "aws.amazon.com/neuron"}),
+        "AMD_GPU": MappingProxyType({"resourceName": "amd.com/gpu"}),
+        "HABANA_GAUDI": MappingProxyType({"resourceName": "habana.ai/gaudi"}),
     }
 )
 NEAREST: Final = 3

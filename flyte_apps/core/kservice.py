@@ -8,6 +8,7 @@ template's labels and annotations go on the revision template (upstream ignores 
 from __future__ import annotations
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.config.accelerators import gpu_resource_name
 from flyte_apps.core.config.knative_rules import knative_annotations
 from flyte_apps.core.config.models import AppConfig, PlatformConfig, PodMetadata
 from flyte_apps.core.durations import NANOS_PER_SECOND, format_duration
@@ -124,7 +125,7 @@ def build_pod_spec(app: AppConfig, platform: PlatformConfig) -> Manifest:
             {"name": c.ENV_EXECUTION_DOMAIN, "value": app.id.domain},
         ]
         pod["containers"] = [first, *containers[1:]]
-    set_gpu_counts(pod, settings.gpu_resource_name)
+    set_gpu_counts(pod, gpu_resource_name(app.input.accelerator, settings))
     add_platform_tolerations(pod, settings)
     apply_platform_scheduling(pod, settings)
     place_on_accelerator(pod, app.input.accelerator, settings)

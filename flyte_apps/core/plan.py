@@ -13,9 +13,10 @@ from typing import Any, Final
 from flyte_apps.core import constants as c
 from flyte_apps.core.accelerator_devices import is_known_device, nearest_devices
 from flyte_apps.core.bounds import cost_problems
+from flyte_apps.core.config.accelerators import class_settings, device_class_of, gpu_resource_name
 from flyte_apps.core.config.keys import APP_KEY_POD, KEY_APPS, KEY_KNATIVE, KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.knative_rules import startup_probe_warnings
-from flyte_apps.core.config.models import AppConfig, PlatformConfig
+from flyte_apps.core.config.models import AppConfig, Platform, PlatformConfig
 from flyte_apps.core.config.node_rules import memory_unit_warning, memory_warnings
 from flyte_apps.core.config.pod_paths import CONTAINER_LISTS, dicts
 from flyte_apps.core.config.spec_rules import input_app_warnings
@@ -189,6 +190,7 @@ def _warnings(config: StackConfig) -> list[str]:
         found.extend(_memory_warnings(app))
         found.extend(startup_probe_warnings(app.pod_spec, app.input.knative, app.path))
         found.extend(_accelerator_warnings(app))
+        found.extend(_device_class_warnings(app, config.platform.settings))
     return found
 
 
@@ -204,6 +206,31 @@ def _accelerator_warnings(app: AppConfig) -> list[str]:
         "default accelerator-devices map nor one of its SDK names, so the app waits for a node labelled "
         f"exactly so (fine for a label of your own){hint}"
     ]
+
+
+def _device_class_warnings(app: AppConfig, settings: Platform) -> list[str]:
+    """An accelerator class the platform has no entry for, and a ``gpuResourceName`` its class's entry
+    overrides: both are Flyte's rules, and both surprise."""
+    accelerator = app.input.accelerator
+    if accelerator is None:
+        return []
+    device_class = device_class_of(accelerator)
+    where = f"{app.path}.accelerator"
+    if class_settings(accelerator, settings) is None:
+        return [
+            f"{where}.deviceClass: {device_class} has no entry in "
+            f"{PREFIX}{KEY_PLATFORM}.acceleratorDeviceClasses, so the app is placed with gpuResourceName "
+            "and the gpu*NodeLabel settings, as Flyte places such a task (its plugin warns the same)"
+        ]
+    resource = gpu_resource_name(accelerator, settings)
+    if settings.gpu_resource_name != c.DEFAULT_GPU_RESOURCE_NAME and resource != settings.gpu_resource_name:
+        return [
+            f"{where}: its GPUs are requested as {resource!r} (acceleratorDeviceClasses.{device_class}."
+            f"resourceName), not gpuResourceName {settings.gpu_resource_name!r}: for an app with an "
+            "accelerator the device class's setting wins, as in Flyte (gpu-resource-name is deprecated; "
+            "set the class's resourceName)"
+        ]
+    return []
 
 
 def _memory_warnings(app: AppConfig) -> list[str]:
@@ -250,7 +277,7 @@ def _serving_warnings(plan: AppPlan, platform: PlatformConfig) -> list[str]:
             "terminationGracePeriodSeconds): one shutting down cuts them. Raise it through the Knative "
             f"operator or Helm, then declare it in {PREFIX}{KEY_PLATFORM}.activatorTerminationGracePeriod"
         )
-    gpu = platform.settings.gpu_resource_name
+    gpu = gpu_resource_name(plan.config.input.accelerator, platform.settings)
     containers = [container for container in spec.get("containers") or [] if isinstance(container, dict)]
     uses_gpu = any(gpu in (container.get("resources") or {}).get("limits", {}) for container in containers)
     probed = any("startupProbe" in container or "readinessProbe" in container for container in containers)

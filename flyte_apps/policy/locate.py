@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.config.accelerators import gpu_resource_name
 from flyte_apps.core.config.keys import KEY_APPS, KEY_KNATIVE, KEY_MANAGER, KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.payload import build_payload
 from flyte_apps.core.config.pod_paths import KeyPaths, Place
@@ -87,7 +88,10 @@ class Locator:
         if pod[:3] == ("containers", 0, "env") and len(pod) >= 4 and isinstance(pod[3], int):
             return self._env(app, pod[3])
         payload = build_payload(
-            config.input, config.env, self.plan.platform.settings.gpu_resource_name, config.path
+            config.input,
+            config.env,
+            gpu_resource_name(config.input.accelerator, self.plan.platform.settings),
+            config.path,
         )
         beyond = pod[:1] == ("containers",) and len(pod) >= 2 and isinstance(pod[1], int)
         if beyond and int(pod[1]) >= len(payload.origins):

@@ -162,6 +162,26 @@ def problem_github(problem: ConfigProblem) -> str:
     return f"::error {','.join(properties)}::{_data(f'{problem.path}: {problem.message}')}"
 
 
+def warning_key(warning: str) -> str | None:
+    """The stack config key a planner warning begins with (``flyte-apps:apps[0].accelerator.device: ...``),
+    or None for one about the stack as a whole."""
+    key, separator, _ = warning.partition(": ")
+    return key if separator and key.startswith(f"{c.PROJECT_NAME}:") and " " not in key else None
+
+
+def warning_text(warning: str, where: tuple[str, int] | None) -> str:
+    """A planner warning as ``render`` and ``check`` print it: at its file and line when known."""
+    return f"warning: {where[0]}:{where[1]} {warning}" if where else f"warning: {warning}"
+
+
+def warning_github(warning: str, where: tuple[str, int] | None) -> str:
+    """A planner warning as a workflow command, annotating its line when known."""
+    properties = [f"title={c.PROJECT_NAME}"]
+    if where:
+        properties[:0] = [f"file={_property(where[0])}", f"line={where[1]}"]
+    return f"::warning {','.join(properties)}::{_data(warning)}"
+
+
 def problem_json(problem: ConfigProblem) -> dict[str, Any]:
     """A config problem as ``check -o json`` lists it, beside the violations."""
     found: dict[str, Any] = {

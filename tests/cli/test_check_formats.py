@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from flyte_apps.cli.main import app
 from flyte_apps.policy.registry import RULES, Level
-from flyte_apps.policy.report import CONFIG_ERROR_RULE, Finding
+from flyte_apps.policy.report import CONFIG_ERROR_RULE, Finding, warning_github, warning_key
 from flyte_apps.policy.runner import Violation
 from tests.cli.test_check import mixed_config, nginx_config
 from tests.support.config import REPO_ROOT, write_stack
@@ -82,6 +82,34 @@ def test_github_output_escapes_what_would_end_a_command(tmp_path: Path) -> None:
         finding.github()
         == "::warning file=a%2Cb%3Ac.yaml,line=3,title=rule::flyte-apps:apps[0]: 50%25 of it%0Abroke"
     )
+
+
+def test_a_planner_warning_annotates_the_line_of_its_key(tmp_path: Path) -> None:
+    config = nginx_config()
+    config["flyte-apps:apps"][0]["container"]["resources"] = {"limits": {"gpu": 1}}
+    config["flyte-apps:apps"][0]["accelerator"] = {"device": "nvidia-a100-80g"}
+    stack = write_stack(tmp_path, config)
+    _, out = check("--config", str(stack), "-o", "github")
+    [device] = [line for line in out.splitlines() if "accelerator.device:" in line]
+    line = next(
+        number
+        for number, text in enumerate(stack.read_text(encoding="utf-8").splitlines(), start=1)
+        if text.strip().startswith("device:")
+    )
+    assert device.startswith(
+        f"::warning file={stack},line={line},title=flyte-apps::flyte-apps:apps[0].accelerator.device: "
+        "'nvidia-a100-80g' is neither"
+    )
+    result = CliRunner().invoke(app, ["render", "--config", str(stack)])
+    assert f"warning: {stack}:{line} flyte-apps:apps[0].accelerator.device: " in result.stderr
+
+
+def test_a_warning_about_the_whole_stack_has_no_line() -> None:
+    assert warning_github("the stack declares no apps: 50%\n", None) == (
+        "::warning title=flyte-apps::the stack declares no apps: 50%25%0A"
+    )
+    assert warning_key("the stack declares no apps (flyte-apps:apps is missing): it renders") is None
+    assert warning_key("flyte-apps:apps[0].accelerator: its GPUs") == "flyte-apps:apps[0].accelerator"
 
 
 def broken_stack(tmp_path: Path, name: str = "Pulumi.prod.yaml") -> Path:

@@ -338,11 +338,12 @@ def test_memory_sizes_that_are_surely_not_meant_are_warned_of_naming_their_key(t
     assert result.exit_code == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
     assert warnings == [
-        "warning: flyte-apps:apps[0].container.resources.requests.memory: 48 is 48 bytes (a bare number "
-        "counts bytes); did you mean 48Mi or 48Gi?",
-        "warning: flyte-apps:apps[0].container.resources.limits.memory: 32G is 32,000,000,000 bytes (a "
-        "decimal unit); 32Gi is 34,359,738,368 bytes, the binary unit memory is usually sized in",
-        "warning: flyte-apps:apps[0].sharedMemory: 16 is 16 bytes (a bare number counts bytes); did you mean "
+        f"warning: {stack}:10 flyte-apps:apps[0].container.resources.requests.memory: 48 is 48 bytes (a bare "
+        "number counts bytes); did you mean 48Mi or 48Gi?",
+        f"warning: {stack}:12 flyte-apps:apps[0].container.resources.limits.memory: 32G is 32,000,000,000 "
+        "bytes (a decimal unit); 32Gi is 34,359,738,368 bytes, the binary unit memory is usually sized in",
+        f"warning: {stack}:13 flyte-apps:apps[0].sharedMemory: 16 is 16 bytes (a bare number counts bytes); "
+        "did you mean "
         "16Mi or 16Gi?",
     ]
 

@@ -670,3 +670,184 @@ def test_the_default_node_selector_and_scheduler_yield_to_the_pod_templates_own(
         "flyte-apps:platform.addTolerationsForExtendedResources[0]",
         "flyte-apps:platform.schedulerName",
     ]
+
+
+# Flyte v2.0.43's TestApplyGPUNodeSelectors_DeviceClassOverrides (flytek8s/pod_helper_test.go): the
+# platform's gpu* settings are the test's global ones (ours by default), its device classes are given.
+TPU_CLASS: Final = {
+    "resourceName": "google.com/tpu",
+    "deviceNodeLabel": "cloud.google.com/gke-tpu-accelerator",
+    "partitionSizeNodeLabel": "cloud.google.com/gke-tpu-topology",
+}
+CUSTOM_REQUIREMENT: Final = {"key": "gpu-unpartitioned", "operator": "In", "values": ["true"]}
+CUSTOM_TOLERATION: Final = toleration("gpu-unpartitioned", "true")
+DEVICE_CLASS_CASES: Final[dict[str, tuple[Any, ...]]] = {
+    "Google TPU with device class specific config": (
+        {"GOOGLE_TPU": TPU_CLASS},
+        {"device": "V5E", "deviceClass": "GOOGLE_TPU"},
+        4,
+        "google.com/tpu",
+        [expression("cloud.google.com/gke-tpu-accelerator", "In", "tpu-v5-lite-podslice")],
+        [toleration("cloud.google.com/gke-tpu-accelerator", "tpu-v5-lite-podslice")],
+    ),
+    "NVIDIA GPU fallback to global config": (
+        {"NVIDIA_GPU": {"resourceName": "nvidia.com/gpu"}},
+        {"device": "A100", "deviceClass": "NVIDIA_GPU"},
+        1,
+        "nvidia.com/gpu",
+        [expression(DEVICE_LABEL, "In", "nvidia-tesla-a100")],
+        [toleration(DEVICE_LABEL, "nvidia-tesla-a100")],
+    ),
+    "TPU with partition size": (
+        {"GOOGLE_TPU": TPU_CLASS},
+        {"device": "V5P", "deviceClass": "GOOGLE_TPU", "partitionSize": "2x2x2"},
+        8,
+        "google.com/tpu",
+        [
+            expression("cloud.google.com/gke-tpu-accelerator", "In", "tpu-v5p-slice"),
+            expression("cloud.google.com/gke-tpu-topology", "In", "2x2x2"),
+        ],
+        [
+            toleration("cloud.google.com/gke-tpu-accelerator", "tpu-v5p-slice"),
+            toleration("cloud.google.com/gke-tpu-topology", "2x2x2"),
+        ],
+    ),
+    "NVIDIA GPU unpartitioned with custom node selector and toleration": (
+        {
+            "NVIDIA_GPU": {
+                "resourceName": "nvidia.com/gpu",
+                "deviceNodeLabel": DEVICE_LABEL,
+                "partitionSizeNodeLabel": PARTITION_LABEL,
+                "unpartitionedNodeSelectorRequirement": CUSTOM_REQUIREMENT,
+                "unpartitionedToleration": CUSTOM_TOLERATION,
+            }
+        },
+        {"device": "A100", "deviceClass": "NVIDIA_GPU", "unpartitioned": True},
+        1,
+        "nvidia.com/gpu",
+        [expression(DEVICE_LABEL, "In", "nvidia-tesla-a100"), CUSTOM_REQUIREMENT],
+        [toleration(DEVICE_LABEL, "nvidia-tesla-a100"), CUSTOM_TOLERATION],
+    ),
+    "NVIDIA GPU unpartitioned with fallback to default behavior": (
+        {"NVIDIA_GPU": {"resourceName": "nvidia.com/gpu", "deviceNodeLabel": DEVICE_LABEL}},
+        {"device": "A100", "deviceClass": "NVIDIA_GPU", "unpartitioned": True},
+        1,
+        "nvidia.com/gpu",
+        [expression(DEVICE_LABEL, "In", "nvidia-tesla-a100"), expression(PARTITION_LABEL, "DoesNotExist")],
+        [toleration(DEVICE_LABEL, "nvidia-tesla-a100")],
+    ),
+    "Partial device class config merges with global defaults": (
+        {"NVIDIA_GPU": {"resourceName": "nvidia.com/gpu", "deviceNodeLabel": "nvidia.com/gpu.present"}},
+        {"device": "A100", "deviceClass": "NVIDIA_GPU", "partitionSize": "1g.5gb"},
+        1,
+        "nvidia.com/gpu",
+        [
+            expression("nvidia.com/gpu.present", "In", "nvidia-tesla-a100"),
+            expression(PARTITION_LABEL, "In", "1g.5gb"),
+        ],
+        [toleration("nvidia.com/gpu.present", "nvidia-tesla-a100"), toleration(PARTITION_LABEL, "1g.5gb")],
+    ),
+}
+
+
+def class_placed(classes: Any, accelerator: dict[str, Any], count: int) -> dict[str, Any]:
+    config = gpu_app(limits={"gpu": count}, accelerator=accelerator)
+    config["flyte-apps:platform"] = {"acceleratorDeviceClasses": classes}
+    return pod_spec(config)
+
+
+@pytest.mark.parametrize("case", DEVICE_CLASS_CASES)
+def test_a_device_class_is_placed_as_flytes_own_test_expects(case: str) -> None:
+    classes, accelerator, count, resource, expressions, tolerations = DEVICE_CLASS_CASES[case]
+    pod = class_placed(classes, accelerator, count)
+    assert pod["containers"][0]["resources"] == {
+        "limits": {resource: str(count)},
+        "requests": {resource: str(count)},
+    }
+    required = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required["nodeSelectorTerms"] == [{"matchExpressions": expressions}]
+    assert sorted(map(str, pod["tolerations"])) == sorted(map(str, tolerations)), "compared as multisets"
+
+
+# Flyte v2.0.43's TestSanitizeGPUResourceRequirements (flytek8s/container_helper_test.go), under the
+# plugin's default device classes: the resource an app's `gpu` count is requested as.
+@pytest.mark.parametrize(
+    ("device_class", "resource"),
+    [
+        (None, "nvidia.com/gpu"),
+        ("NVIDIA_GPU", "nvidia.com/gpu"),
+        ("GOOGLE_TPU", "google.com/tpu"),
+        ("AMAZON_NEURON", "aws.amazon.com/neuron"),
+        ("AMD_GPU", "amd.com/gpu"),
+        ("HABANA_GAUDI", "habana.ai/gaudi"),
+    ],
+)
+def test_the_default_device_classes_request_flytes_resource_names(
+    device_class: str | None, resource: str
+) -> None:
+    accelerator = {"device": "some-device", **({"deviceClass": device_class} if device_class else {})}
+    pod = pod_spec(gpu_app(limits={"gpu": 2}, accelerator=accelerator))
+    assert pod["containers"][0]["resources"]["limits"] == {resource: "2"}
+
+
+def test_the_default_tpu_class_places_on_googles_labels() -> None:
+    """Flyte's default GOOGLE_TPU entry carries GKE's labels: the TPU case above without settings."""
+    pod = pod_spec(gpu_app(limits={"gpu": 4}, accelerator={"device": "V5E", "deviceClass": "GOOGLE_TPU"}))
+    assert pod["tolerations"] == [toleration("cloud.google.com/gke-tpu-accelerator", "tpu-v5-lite-podslice")]
+
+
+def test_given_device_classes_replace_flytes_default_map_whole() -> None:
+    """Flyte's config loader zeroes a map before decoding one given (mapstructure's ZeroFields): the
+    TPU class is gone, so a TPU app falls back to gpuResourceName, with a warning."""
+    config = gpu_app(limits={"gpu": 1}, accelerator={"device": "V5E", "deviceClass": "GOOGLE_TPU"})
+    config["flyte-apps:platform"] = {
+        "acceleratorDeviceClasses": {"nvidia_gpu": {"resourceName": "nvidia.com/gpu"}}
+    }
+    assert pod_spec(config)["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    [warning] = [w for w in plan_stack(config).warnings if "deviceClass" in w]
+    assert warning.startswith(
+        "flyte-apps:apps[0].accelerator.deviceClass: GOOGLE_TPU has no entry in "
+        "flyte-apps:platform.acceleratorDeviceClasses, so the app is placed with gpuResourceName"
+    )
+
+
+def test_a_device_classs_resource_name_wins_over_gpu_resource_name_with_a_warning() -> None:
+    config = gpu_app(limits={"gpu": 1}, accelerator={"device": "A100"})
+    config["flyte-apps:platform"] = {"gpuResourceName": "example.com/gpu"}
+    assert pod_spec(config)["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    [warning] = [w for w in plan_stack(config).warnings if "gpuResourceName" in w]
+    assert warning.startswith(
+        "flyte-apps:apps[0].accelerator: its GPUs are requested as 'nvidia.com/gpu' "
+        "(acceleratorDeviceClasses.NVIDIA_GPU.resourceName), not gpuResourceName 'example.com/gpu'"
+    )
+    without_accelerator = gpu_app(limits={"gpu": 1})
+    without_accelerator["flyte-apps:platform"] = {"gpuResourceName": "example.com/gpu"}
+    assert pod_spec(without_accelerator)["containers"][0]["resources"]["limits"] == {"example.com/gpu": "1"}
+
+
+def test_bad_device_classes_are_refused_by_key() -> None:
+    config = gpu_app(limits={"gpu": 1})
+    config["flyte-apps:platform"] = {
+        "acceleratorDeviceClasses": {
+            "GOOGLE_TPU": {
+                "resourceName": "tpu",
+                "deviceNodeLabel": "bad label",
+                "unpartitionedToleration": {"key": "u", "value": "x", "operator": "Exists"},
+                "unpartitionedNodeSelectorRequirement": {"key": "k", "operator": "In"},
+            }
+        }
+    }
+    with pytest.raises(ConfigError) as caught:
+        plan_stack(config)
+    assert sorted(problem.path for problem in caught.value.problems) == [
+        "flyte-apps:platform.acceleratorDeviceClasses.GOOGLE_TPU.deviceNodeLabel",
+        "flyte-apps:platform.acceleratorDeviceClasses.GOOGLE_TPU.resourceName",
+        "flyte-apps:platform.acceleratorDeviceClasses.GOOGLE_TPU.unpartitionedNodeSelectorRequirement.values",
+        "flyte-apps:platform.acceleratorDeviceClasses.GOOGLE_TPU.unpartitionedToleration.value",
+    ]
+    config["flyte-apps:platform"] = {"acceleratorDeviceClasses": {"NVIDIA": {}}}
+    with pytest.raises(ConfigError) as caught:
+        plan_stack(config)
+    [problem] = caught.value.problems
+    assert problem.path == "flyte-apps:platform.acceleratorDeviceClasses.NVIDIA"
+    assert "'NVIDIA_GPU'" in problem.message

@@ -392,6 +392,33 @@ def test_config_file_places_task_gpus_with_the_apps_platform_settings() -> None:
     }
 
 
+def test_config_file_carries_every_placement_setting_the_apps_are_placed_with() -> None:
+    toleration = {"key": "flyte/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    settings = {
+        "acceleratorDeviceClasses": {"google_tpu": {"resourceName": "google.com/tpu"}},
+        "resourceTolerations": {"nvidia.com/gpu": [toleration]},
+        "defaultTolerations": [toleration],
+        "gpuUnpartitionedToleration": toleration,
+        "gpuUnpartitionedNodeSelectorRequirement": {"key": "whole", "operator": "Exists"},
+        "addTolerationsForExtendedResources": ["nvidia.com/gpu"],
+        "defaultNodeSelector": {"pool": "flyte"},
+        "schedulerName": "flyte-scheduler",
+    }
+    k8s = config_file(objects(on=platform(**DEV_PLATFORM, **settings)))["plugins"]["k8s"]
+    assert {
+        key: value for key, value in k8s.items() if not key.startswith("gpu-") or "unpartitioned" in key
+    } == {
+        "accelerator-device-classes": {"GOOGLE_TPU": {"resource-name": "google.com/tpu"}},
+        "resource-tolerations": {"nvidia.com/gpu": [toleration]},
+        "default-tolerations": [toleration],
+        "gpu-unpartitioned-toleration": toleration,
+        "gpu-unpartitioned-node-selector-requirement": {"key": "whole", "operator": "Exists"},
+        "add-tolerations-for-extended-resources": ["nvidia.com/gpu"],
+        "default-node-selector": {"pool": "flyte"},
+        "scheduler-name": "flyte-scheduler",
+    }
+
+
 def test_config_file_is_sorted_yaml_and_the_checksum_is_its_sha256() -> None:
     items = objects(on=platform(**DEV_PLATFORM))
     text = one(items, "ConfigMap")["data"]["config.yaml"]
@@ -719,6 +746,16 @@ def test_extra_config_cannot_override_what_objects_or_apps_depend_on(
 ) -> None:
     (problem,) = problems_of({"image": IMAGE, "extraConfig": extra})
     assert problem.startswith(f"flyte-apps:manager.extraConfig.{path}: would override the generated ")
+
+
+def test_extra_config_cannot_place_tasks_where_apps_are_not_placed() -> None:
+    (problem,) = problems_of(
+        {"image": IMAGE, "extraConfig": {"plugins": {"k8s": {"scheduler-name": "mine"}}}}
+    )
+    assert problem == (
+        "flyte-apps:manager.extraConfig.plugins.k8s.scheduler-name: would place tasks where apps are not "
+        "placed; set flyte-apps:platform.schedulerName instead (the apps and this config both get it)"
+    )
 
 
 def test_absent_or_disabled_manager_deploys_nothing() -> None:

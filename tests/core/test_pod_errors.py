@@ -426,19 +426,6 @@ CASES: Final = [
         [(f"{APP}.accelerator.device", r"is not a valid Kubernetes label value .* node labels")],
         id="device-that-is-not-a-label-value",
     ),
-    *[
-        pytest.param(
-            gpu({"limits": {"gpu": 1}}, accelerator={"device": "tpu-v5", "deviceClass": device_class}),
-            [
-                (
-                    f"{APP}.accelerator.deviceClass",
-                    rf"^{device_class} is not supported: apps are placed on NVIDIA GPUs",
-                )
-            ],
-            id=f"device-class-{device_class.lower()}",
-        )
-        for device_class in ("GOOGLE_TPU", "AMAZON_NEURON", "AMD_GPU", "HABANA_GAUDI", "APPLE_SILICON")
-    ],
     pytest.param(
         gpu({"limits": {"gpu": 1}}, accelerator={"device": "x", "deviceClass": "NVIDIA"}),
         [(f"{APP}.accelerator.deviceClass", r"'NVIDIA_GPU', 'GOOGLE_TPU'")],

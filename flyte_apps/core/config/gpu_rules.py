@@ -16,6 +16,7 @@ from typing import Any, Final
 from flyte_apps.core import constants as c
 from flyte_apps.core.accelerator_devices import normalized_device
 from flyte_apps.core.bounds import shown
+from flyte_apps.core.config.accelerators import gpu_resource_name
 from flyte_apps.core.config.models import Accelerator, AppInput, Platform, Resources
 from flyte_apps.core.config.names import LABEL_VALUE, MAX_LABEL_LEN, is_subdomain, label_key_problem
 from flyte_apps.core.config.node_rules import node_selector_problems, toleration_problems
@@ -27,7 +28,6 @@ from flyte_apps.core.quantities import is_negative_quantity, is_quantity
 WHOLE_POSITIVE: Final = re.compile(r"[1-9][0-9]*")
 STANDARD_CONTAINER_RESOURCES: Final = ("cpu", "memory", "ephemeral-storage")
 HUGEPAGES_PREFIX: Final = "hugepages-"
-SUPPORTED_DEVICE_CLASS: Final = "NVIDIA_GPU"
 
 
 def gpu_count_problems(resources: Resources, path: str) -> list[ConfigProblem]:
@@ -59,15 +59,6 @@ def accelerator_problems(accelerator: Accelerator, path: str) -> list[ConfigProb
                 ConfigProblem(f"{path}.unpartitioned", "give partitionSize or unpartitioned, not both")
             )
         found.extend(_label_value(accelerator.partition_size, f"{path}.partitionSize"))
-    if accelerator.device_class is not None and accelerator.device_class != SUPPORTED_DEVICE_CLASS:
-        found.append(
-            ConfigProblem(
-                f"{path}.deviceClass",
-                f"{accelerator.device_class} is not supported: apps are placed on NVIDIA GPUs only "
-                "(platform.gpuResourceName and the gpu*NodeLabel settings); leave deviceClass out or "
-                f"set it to {SUPPORTED_DEVICE_CLASS}",
-            )
-        )
     return found
 
 
@@ -190,34 +181,36 @@ def accelerator_gpu_problems(
 
 def gpu_platform_problems(fields: Mapping[str, Any], path: str) -> list[ConfigProblem]:
     """The platform's GPU settings (by field name): an extended resource name, and node label keys."""
-    found: list[ConfigProblem] = []
-    name = fields.get("gpu_resource_name")
-    if isinstance(name, str) and ("/" not in name or label_key_problem(name) is not None):
-        found.append(
-            ConfigProblem(
-                f"{path}.gpuResourceName",
-                f"{shown(name)} is not an extended resource name (a domain, '/' and a name, such as "
-                f"{c.DEFAULT_GPU_RESOURCE_NAME})",
+    found = _placement_problems(
+        fields,
+        path,
+        {
+            "gpu_resource_name": "gpuResourceName",
+            "gpu_device_node_label": "gpuDeviceNodeLabel",
+            "gpu_partition_size_node_label": "gpuPartitionSizeNodeLabel",
+            "gpu_unpartitioned_toleration": "gpuUnpartitionedToleration",
+            "gpu_unpartitioned_node_selector_requirement": "gpuUnpartitionedNodeSelectorRequirement",
+        },
+    )
+    for device_class, entry in (fields.get("accelerator_device_classes") or {}).items():
+        found.extend(
+            _placement_problems(
+                dict(entry),
+                f"{path}.acceleratorDeviceClasses.{device_class}",
+                {
+                    "resource_name": "resourceName",
+                    "device_node_label": "deviceNodeLabel",
+                    "partition_size_node_label": "partitionSizeNodeLabel",
+                    "unpartitioned_toleration": "unpartitionedToleration",
+                    "unpartitioned_node_selector_requirement": "unpartitionedNodeSelectorRequirement",
+                },
             )
         )
-    for field, key in (
-        ("gpu_device_node_label", "gpuDeviceNodeLabel"),
-        ("gpu_partition_size_node_label", "gpuPartitionSizeNodeLabel"),
-    ):
-        label = fields.get(field)
-        problem = label_key_problem(label) if isinstance(label, str) else None
-        if problem:
-            found.append(ConfigProblem(f"{path}.{key}", f"not a valid node label key: {problem}"))
     for name, tolerations in (fields.get("resource_tolerations") or {}).items():
         found.extend(toleration_problems(list(tolerations), f"{path}.resourceTolerations.{name}"))
     found.extend(
         toleration_problems(list(fields.get("default_tolerations") or ()), f"{path}.defaultTolerations")
     )
-    toleration = fields.get("gpu_unpartitioned_toleration")
-    if toleration is not None:
-        where = f"{path}.gpuUnpartitionedToleration"
-        for wrong in toleration_problems([toleration], where):
-            found.append(ConfigProblem(wrong.path.replace(f"{where}[0]", where), wrong.message))
     found.extend(
         node_selector_problems(fields.get("default_node_selector") or {}, f"{path}.defaultNodeSelector")
     )
@@ -235,9 +228,37 @@ def gpu_platform_problems(fields: Mapping[str, Any], path: str) -> list[ConfigPr
                     f"{path}.addTolerationsForExtendedResources[{index}]", f"not a resource name: {reason}"
                 )
             )
-    requirement = fields.get("gpu_unpartitioned_node_selector_requirement")
+    return found
+
+
+def _placement_problems(fields: Mapping[str, Any], path: str, keys: Mapping[str, str]) -> list[ConfigProblem]:
+    """One set of accelerator placement settings (the platform's ``gpu*`` or a device class's), by
+    field name: ``keys`` maps resource name, device label, partition label, unpartitioned toleration
+    and requirement fields, in that order, to their config keys."""
+    resource, device, partition, toleration_field, requirement_field = keys
+    found: list[ConfigProblem] = []
+    name = fields.get(resource)
+    if isinstance(name, str) and name and ("/" not in name or label_key_problem(name) is not None):
+        found.append(
+            ConfigProblem(
+                f"{path}.{keys[resource]}",
+                f"{shown(name)} is not an extended resource name (a domain, '/' and a name, such as "
+                f"{c.DEFAULT_GPU_RESOURCE_NAME})",
+            )
+        )
+    for field in (device, partition):
+        label = fields.get(field)
+        problem = label_key_problem(label) if isinstance(label, str) and label else None
+        if problem:
+            found.append(ConfigProblem(f"{path}.{keys[field]}", f"not a valid node label key: {problem}"))
+    toleration = fields.get(toleration_field)
+    if toleration is not None:
+        where = f"{path}.{keys[toleration_field]}"
+        for wrong in toleration_problems([toleration], where):
+            found.append(ConfigProblem(wrong.path.replace(f"{where}[0]", where), wrong.message))
+    requirement = fields.get(requirement_field)
     if requirement is not None:
-        found.extend(requirement_problems(requirement, f"{path}.gpuUnpartitionedNodeSelectorRequirement"))
+        found.extend(requirement_problems(requirement, f"{path}.{keys[requirement_field]}"))
     return found
 
 
@@ -278,7 +299,7 @@ def requirement_problems(requirement: Mapping[str, Any], path: str) -> list[Conf
 
 def gpu_problems(app: AppInput, payload: Payload, settings: Platform, where: KeyPaths) -> list[ConfigProblem]:
     """A GPU request equal to its limit, and an accelerator only with GPUs to place."""
-    name = settings.gpu_resource_name
+    name = gpu_resource_name(app.accelerator, settings)
     found: list[ConfigProblem] = []
     containers = list(dicts(payload.spec.get("containers")))
     for index, container in containers:

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import bounded, shown
+from flyte_apps.core.config.accelerators import gpu_resource_name
 from flyte_apps.core.config.domain_rules import ingress_problems
 from flyte_apps.core.config.gpu_rules import gpu_platform_problems
 from flyte_apps.core.config.keys import KEY_DOMAIN, KEY_PLATFORM, KEY_PROJECT, PREFIX
@@ -261,7 +262,7 @@ def load_app(
     # attribute lookup of ``keys``): a frozen model with no extra keys holds exactly its fields.
     env = app_part_problems(MappingProxyType(vars(app)), path, platform, problems)
     settings = platform.settings if platform is not None else Platform()
-    payload = build_payload(app, env, settings.gpu_resource_name, path)
+    payload = build_payload(app, env, gpu_resource_name(app.accelerator, settings), path)
     if app.container is not None or app.pod is not None:
         problems.extend(payload_problems(app, payload, settings, schemas or PodSpecSchemas(), path))
     if FLYTE_APP_NAME.fullmatch(app.name) and identity_ok and project is not None and domain is not None:

@@ -4,11 +4,12 @@ results the rest of the core works with."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BeforeValidator, Field, StrictStr
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.accelerator_devices import DEFAULT_DEVICE_CLASSES
 from flyte_apps.core.config.kit import (
     MAX_PORT,
     MAX_UINT32,
@@ -32,6 +33,37 @@ DeviceClass = Literal["NVIDIA_GPU", "GOOGLE_TPU", "AMAZON_NEURON", "AMD_GPU", "H
 """``flyteidl2.core.GPUAccelerator.DeviceClass`` by name (a test keeps the two in step)."""
 RuntimeType = Literal["OTHER", "FLYTE_SDK", "UNION_SDK"]
 """``flyteidl2.common.RuntimeMetadata.RuntimeType`` by name (a test keeps the two in step)."""
+
+
+class AcceleratorDeviceClass(ConfigModel):
+    """One of ``platform.acceleratorDeviceClasses`` (Flyte's ``AcceleratorDeviceClassConfig``): how apps
+    whose ``accelerator.deviceClass`` is its key are placed. A field left out (or empty) falls back to
+    the platform's ``gpu*`` setting, as in Flyte."""
+
+    resource_name: str = ""
+    """The extended resource the class's devices are requested as (``google.com/tpu``)."""
+    device_node_label: str = ""
+    """The node label (and taint key) naming a node's device model."""
+    partition_size_node_label: str = ""
+    """The node label (and taint key) naming a node's partition size."""
+    unpartitioned_node_selector_requirement: dict[str, Any] | None = None
+    """For ``accelerator.unpartitioned: true``: instead of the partition label DoesNotExist."""
+    unpartitioned_toleration: dict[str, Any] | None = None
+    """For ``accelerator.unpartitioned: true``: a toleration to add."""
+
+
+def _upper_case_keys(value: object) -> object:
+    """Flyte upper-cases the classes' keys (viper lower-cases them), so ``nvidia_gpu`` is ``NVIDIA_GPU``."""
+    if isinstance(value, dict):
+        return {key.upper() if isinstance(key, str) else key: item for key, item in value.items()}
+    return value
+
+
+def _flyte_device_classes() -> dict[DeviceClass, AcceleratorDeviceClass]:
+    return {
+        cast(DeviceClass, name): AcceleratorDeviceClass.model_validate(dict(fields))
+        for name, fields in DEFAULT_DEVICE_CLASSES.items()
+    }
 
 
 class Platform(ConfigModel):
@@ -76,6 +108,13 @@ class Platform(ConfigModel):
     """The node label (and taint key) naming a node's GPU model."""
     gpu_partition_size_node_label: str = c.DEFAULT_GPU_PARTITION_SIZE_NODE_LABEL
     """The node label (and taint key) naming a node's GPU partition size."""
+    accelerator_device_classes: Annotated[
+        dict[DeviceClass, AcceleratorDeviceClass], BeforeValidator(_upper_case_keys)
+    ] = Field(default_factory=_flyte_device_classes)
+    """Flyte's ``accelerator-device-classes``: per ``accelerator.deviceClass``, the resource name and
+    node labels its apps are placed with, over the ``gpu*`` settings. Given, it replaces Flyte's
+    default map (NVIDIA_GPU, GOOGLE_TPU, AMAZON_NEURON, AMD_GPU, HABANA_GAUDI) whole, as Flyte's config
+    loader does."""
     resource_tolerations: dict[str, tuple[dict[str, Any], ...]] = Field(default_factory=dict)
     """Flyte's ``resource-tolerations``: tolerations every app whose containers request or limit the
     resource gets (keyed by its Kubernetes name, e.g. ``nvidia.com/gpu``), as task pods get them."""
@@ -225,7 +264,8 @@ class Accelerator(ConfigModel):
     unpartitioned: Bool | None = None
     """True: whole GPUs only (not with ``partitionSize``)."""
     device_class: DeviceClass | None = None
-    """The accelerator class; only ``NVIDIA_GPU`` (the default) can be placed."""
+    """The accelerator class (default ``NVIDIA_GPU``): its entry of ``platform.acceleratorDeviceClasses``
+    names the resource and node labels the app is placed with."""
 
 
 class SharedMemory(ConfigModel):

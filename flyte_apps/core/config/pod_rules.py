@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import bounded, shown
+from flyte_apps.core.config.accelerators import gpu_resource_name
 from flyte_apps.core.config.gpu_rules import (
     accelerator_problems,
     container_resource_problems,
@@ -65,7 +66,7 @@ def payload_problems(
         found.extend(
             problem
             for problem in (
-                *container_problems(app, payload, where, settings.gpu_resource_name),
+                *container_problems(app, payload, where, gpu_resource_name(app.accelerator, settings)),
                 *volume_problems(payload.spec, where),
                 *primary_env_problems(payload, where),
             )
@@ -74,7 +75,7 @@ def payload_problems(
     refused = {problem.path for problem in found}
     found.extend(
         problem
-        for problem in node_problems(app, payload, where, settings.gpu_resource_name)
+        for problem in node_problems(app, payload, where, gpu_resource_name(app.accelerator, settings))
         if problem.path not in refused
     )
     found.extend(gpu_problems(app, payload, settings, where))

@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, Final
 
-from flyte_apps.core.config.models import PlatformConfig
+from flyte_apps.core.config.models import AcceleratorDeviceClass, DeviceClass, Platform, PlatformConfig
 from flyte_apps.core.durations import format_duration
 from flyte_apps.core.manager.layout import (
     ANY_HOST,
@@ -114,14 +114,69 @@ def generated_config(manager: ManagerInput, platform: PlatformConfig) -> dict[st
     return config
 
 
-def gpu_placement_config(platform: PlatformConfig) -> dict[str, str]:
-    """``plugins.k8s``'s GPU placement keys (Flyte v2.0.43's ``K8sPluginConfig``) from the platform."""
+PLACEMENT_KEYS: Final = {
+    "gpu-resource-name": "gpuResourceName",
+    "gpu-device-node-label": "gpuDeviceNodeLabel",
+    "gpu-partition-size-node-label": "gpuPartitionSizeNodeLabel",
+    "accelerator-device-classes": "acceleratorDeviceClasses",
+    "resource-tolerations": "resourceTolerations",
+    "default-tolerations": "defaultTolerations",
+    "gpu-unpartitioned-toleration": "gpuUnpartitionedToleration",
+    "gpu-unpartitioned-node-selector-requirement": "gpuUnpartitionedNodeSelectorRequirement",
+    "add-tolerations-for-extended-resources": "addTolerationsForExtendedResources",
+    "default-node-selector": "defaultNodeSelector",
+    "scheduler-name": "schedulerName",
+}
+"""``plugins.k8s``'s placement keys the apps are placed with too, and their platform settings."""
+
+
+def gpu_placement_config(platform: PlatformConfig) -> dict[str, Any]:
+    """``plugins.k8s``'s placement keys (Flyte v2.0.43's ``K8sPluginConfig``) from the platform: the
+    three GPU labels always, every other in-scope setting when it is not Flyte's default, so tasks are
+    placed as the apps are."""
     settings = platform.settings
-    return {
+    config: dict[str, Any] = {
         "gpu-resource-name": settings.gpu_resource_name,
         "gpu-device-node-label": settings.gpu_device_node_label,
         "gpu-partition-size-node-label": settings.gpu_partition_size_node_label,
     }
+    defaults = Platform()
+    optional: dict[str, tuple[object, object]] = {
+        "accelerator-device-classes": (
+            _classes_config(settings.accelerator_device_classes),
+            _classes_config(defaults.accelerator_device_classes),
+        ),
+        "resource-tolerations": (
+            {name: list(items) for name, items in settings.resource_tolerations.items()},
+            {},
+        ),
+        "default-tolerations": (list(settings.default_tolerations), []),
+        "gpu-unpartitioned-toleration": (settings.gpu_unpartitioned_toleration, None),
+        "gpu-unpartitioned-node-selector-requirement": (
+            settings.gpu_unpartitioned_node_selector_requirement,
+            None,
+        ),
+        "add-tolerations-for-extended-resources": (list(settings.add_tolerations_for_extended_resources), []),
+        "default-node-selector": (dict(settings.default_node_selector), {}),
+        "scheduler-name": (settings.scheduler_name, ""),
+    }
+    config.update({key: value for key, (value, default) in optional.items() if value != default})
+    return config
+
+
+def _classes_config(classes: Mapping[DeviceClass, AcceleratorDeviceClass]) -> dict[str, dict[str, Any]]:
+    """Device classes under Flyte's keys (``AcceleratorDeviceClassConfig``'s JSON tags), set fields only."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, entry in classes.items():
+        fields = {
+            "resource-name": entry.resource_name,
+            "device-node-label": entry.device_node_label,
+            "partition-size-node-label": entry.partition_size_node_label,
+            "unpartitioned-node-selector-requirement": entry.unpartitioned_node_selector_requirement,
+            "unpartitioned-toleration": entry.unpartitioned_toleration,
+        }
+        found[name] = {key: value for key, value in fields.items() if value}
+    return found
 
 
 def config_checksum(text: str) -> str:

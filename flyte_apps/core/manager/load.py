@@ -19,7 +19,7 @@ from flyte_apps.core.config.node_rules import (
 )
 from flyte_apps.core.config.pod_paths import suffix
 from flyte_apps.core.errors import ConfigProblem
-from flyte_apps.core.manager.config_file import generated_config
+from flyte_apps.core.manager.config_file import PLACEMENT_KEYS, generated_config, gpu_placement_config
 from flyte_apps.core.manager.layout import PORT_KEYS
 from flyte_apps.core.manager.models import Database, ManagerConfig, ManagerInput, ManagerPorts
 
@@ -149,4 +149,16 @@ def _extra_config_problems(manager: ManagerInput, platform: PlatformConfig, path
                 )
 
     walk(manager.extra_config, generated_config(manager, platform), ())
+    plugins = manager.extra_config.get("plugins")
+    k8s = plugins.get("k8s") if isinstance(plugins, Mapping) else None
+    generated = gpu_placement_config(platform)
+    for key in sorted(k8s or {}):
+        if key in PLACEMENT_KEYS and key not in generated:
+            found.append(
+                ConfigProblem(
+                    f"{path}.plugins.k8s.{key}",
+                    "would place tasks where apps are not placed; set "
+                    f"{PREFIX}platform.{PLACEMENT_KEYS[key]} instead (the apps and this config both get it)",
+                )
+            )
     return found
