@@ -478,6 +478,27 @@ def scenario_knative_knobs(suite: Suite) -> str:
     return f"{len(KNOBS)} knob vectors, Knative's webhook agrees on each"
 
 
+def scenario_placement(suite: Suite) -> str:
+    """The KServices `render` gives for Flyte's placement test cases (tests/core/test_gpus.py: device
+    classes, partitions, unpartitioned rules, platform tolerations), `--dry-run=server`: the API
+    server and Knative's webhook (with the stack's feature flags) accept every one."""
+    from flyte_apps.core.plan import plan_stack
+    from tests.core.test_gpus import placement_judge_configs
+
+    refused: list[str] = []
+    configs = placement_judge_configs()
+    for index, (name, config) in enumerate(sorted(configs.items())):
+        kservice = plan_stack(config).apps[0].kservice
+        judged = {**kservice, "metadata": {"name": f"placed-{index}"}}
+        done = suite.kubectl(
+            "create", "--dry-run=server", "-n", NAMESPACE, "-f", "-", stdin=json.dumps(judged), check_rc=False
+        )
+        if done.returncode != 0:
+            refused.append(f"{name}: {done.stderr.strip()}")
+    check(not refused, "; ".join(refused))
+    return f"{len(configs)} placed KServices, the cluster accepts each"
+
+
 def scenario_stop_start(suite: Suite) -> str:
     """Stop an app: upstream's stop form, and the RevisionReaper (in the engine's own provider host)
     deletes every older revision with pods and keeps the stop revision. Then start it again."""
@@ -701,6 +722,7 @@ SCENARIOS: Final[tuple[tuple[str, Callable[[Suite], str]], ...]] = (
     ("refresh", scenario_refresh),
     ("cluster-refusals", scenario_cluster_refusals),
     ("knative-knobs", scenario_knative_knobs),
+    ("placement", scenario_placement),
     ("stop-start", scenario_stop_start),
     ("secret-kubeconfig", scenario_secret_kubeconfig),
     ("operate", scenario_operate),
