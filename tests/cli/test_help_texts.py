@@ -9,6 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from flyte_apps.cli.common import OutputFormat
 from flyte_apps.cli.main import COMMANDS, app, load_command
 from tests.support.config import REPO_ROOT
 
@@ -64,3 +65,11 @@ def test_output_accepts_exactly_the_listed_formats(name: str) -> None:
                 assert ctx.params["output"] == value
     with pytest.raises(typer.BadParameter):
         command.make_context(name, [*arguments, "-o", "xml"])
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_output_arrives_as_the_one_shared_format_member(name: str) -> None:
+    command = load_command(next(spec for spec in COMMANDS if spec.name == name))
+    for value in FORMATS[name][0]:
+        with command.make_context(name, [*REQUIRED_ARGUMENTS.get(name, []), "-o", value]) as ctx:
+            assert ctx.params["output"] is OutputFormat(value)
