@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import yaml
 
-from flyte_apps.core.objects import RenderedObject
+from flyte_apps.core.objects import Manifest, RenderedObject
 from flyte_apps.core.yamlcompat import TAG_PREFIX, read_as_non_string
 
 PATCH_COMMENT: Final = "# patch (server-side apply)"
@@ -48,6 +48,11 @@ def dump_yaml(data: object, *, sort_keys: bool = False) -> str:
 def to_yaml(objects: Sequence[RenderedObject]) -> str:
     """Multi-document YAML; a patched object is preceded by a ``# patch (server-side apply)`` line."""
     return "".join(f"---\n{document(obj)}" for obj in objects)
+
+
+def yaml_text(manifest: Manifest) -> str:
+    """One manifest as YAML (:func:`dump_yaml`)."""
+    return dump_yaml(manifest)
 
 
 def document(obj: RenderedObject) -> str:
