@@ -8,7 +8,8 @@ that of ``render``; the benchmark checks that it is::
 
     python -m bench.yaml_floor OBJECTS_JSON > out.yaml
 
-``render`` itself may take a faster path to the same bytes; this stays the plain library call.
+``render`` writes with the same call (``flyte_apps.core.yamlout.dump_yaml``): what it spends above
+this floor is reading the stack file, validating and planning.
 """
 
 from __future__ import annotations

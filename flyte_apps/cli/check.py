@@ -5,20 +5,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 import typer
 
 from flyte_apps.cli.common import (
+    DEFAULT_PROJECT_DIR,
     EXIT_OK,
     EXIT_USAGE,
     ConfigOption,
+    OutputFormat,
     ProjectDirOption,
     StackOption,
-    fail,
+    output_option,
+    refuse_stack_and_config,
     stop_if_reader_gone,
     translate_errors,
 )
@@ -45,13 +47,7 @@ EXIT_VIOLATIONS: Final = 1
 """At least one mandatory (or remediate) violation; advisory ones alone exit 0."""
 
 
-class OutputFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-    SARIF = "sarif"
-    GITHUB = "github"
-
-
+CheckFormat = Literal[OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.SARIF, OutputFormat.GITHUB]
 PolicyConfigOption = Annotated[
     Path | None,
     typer.Option(
@@ -61,11 +57,9 @@ PolicyConfigOption = Annotated[
     ),
 ]
 OutputOption = Annotated[
-    OutputFormat,
-    typer.Option(
-        "--output",
-        "-o",
-        help="text: one line per violation; json: a list of objects; sarif: SARIF 2.1.0 for code "
+    CheckFormat,
+    output_option(
+        "text: one line per violation; json: a list of objects; sarif: SARIF 2.1.0 for code "
         "scanning; github: workflow commands that annotate a pull request's lines.",
         case_sensitive=False,
     ),
@@ -80,14 +74,13 @@ def register(app: typer.Typer) -> None:
 def check(
     stack: StackOption = None,
     config: ConfigOption = None,
-    project_dir: ProjectDirOption = Path(),
+    project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
     policy_config: PolicyConfigOption = None,
     output: OutputOption = OutputFormat.TEXT,
 ) -> None:
     """Run the policy pack's rules on the stack's rendered objects (offline). Exit 1 on a mandatory
     violation, 2 on a config error."""
-    if stack is not None and config is not None:
-        fail(EXIT_USAGE, "give --stack or --config, not both")
+    refuse_stack_and_config(stack, config)
     name = stack or (config.stem.removeprefix("Pulumi.") if config is not None else DEFAULT_STACK)
     with translate_errors():
         try:
@@ -148,7 +141,7 @@ def category(stack: str) -> str:
     return f"{c.PROJECT_NAME}/{stack}/"
 
 
-def _print_problems(problems: Sequence[ConfigProblem], output: OutputFormat, stack: str) -> None:
+def _print_problems(problems: Sequence[ConfigProblem], output: CheckFormat, stack: str) -> None:
     """Config errors in the machine formats: every one a JSON item, a SARIF result, an annotation."""
     if output is OutputFormat.JSON:
         typer.echo(json.dumps([problem_json(problem) for problem in problems], indent=2))
@@ -162,7 +155,7 @@ def _print_problems(problems: Sequence[ConfigProblem], output: OutputFormat, sta
     typer.echo(f"{len(problems)} config error(s): nothing was checked", err=True)
 
 
-def _print(findings: list[Finding], output: OutputFormat, stack: str) -> None:
+def _print(findings: list[Finding], output: CheckFormat, stack: str) -> None:
     if output is OutputFormat.JSON:
         typer.echo(json.dumps([finding.as_json() for finding in findings], indent=2))
     elif output is OutputFormat.SARIF:

@@ -1,11 +1,13 @@
-"""What the cluster-facing commands share: where the cluster is, which platform settings apply,
-which app a NAME means, and how domain errors become exit codes (and nothing else does)."""
+"""What the commands share: their common options (each one's name, help text and default written
+once, here), the output formats, where the cluster is, which platform settings apply, which app a NAME
+means, and how domain errors become exit codes (and nothing else does)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn, TypeVar
 
@@ -40,6 +42,28 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
+class OutputFormat(StrEnum):
+    """Every value of an ``--output``/``-o`` option. A command takes some of them: its option's type is
+    a ``Literal`` of these members, which typer offers as the choices (see :func:`output_option`)."""
+
+    TEXT = "text"
+    TABLE = "table"
+    WIDE = "wide"
+    JSON = "json"
+    YAML = "yaml"
+    SARIF = "sarif"
+    GITHUB = "github"
+
+
+def output_option(help_text: str, *, case_sensitive: bool = True) -> Any:
+    """A command's ``--output``/``-o`` option (for ``Annotated[Literal[OutputFormat.X, ...], ...]``):
+    ``help_text`` says what each choice prints; ``case_sensitive=False`` also takes ``-o JSON``."""
+    return typer.Option("--output", "-o", help=help_text, case_sensitive=case_sensitive)
+
+
+# The options below are annotated types for a command's parameters; a parameter's default goes after
+# `=` (typer takes it from there), and is the constant beside its option where it is not None.
 StackOption = Annotated[
     str | None,
     typer.Option(
@@ -62,6 +86,8 @@ ConfigOption = Annotated[
 ProjectDirOption = Annotated[
     Path, typer.Option("--project-dir", help="Directory holding Pulumi.yaml and the stack files.")
 ]
+DEFAULT_PROJECT_DIR: Final = Path()
+"""``--project-dir``'s default: the working directory (shown as ``.``)."""
 KubeconfigOption = Annotated[
     str | None,
     typer.Option(
@@ -172,8 +198,7 @@ def load_view(
     from flyte_apps.core.stack import load_stack_config
     from flyte_apps.kube.target import KubeTarget
 
-    if stack is not None and config is not None:
-        fail(EXIT_USAGE, "give --stack or --config, not both")
+    refuse_stack_and_config(stack, config)
     timeout = parse_request_timeout(request_timeout)
     raw: dict[str, object] = {}
     plan: StackPlan | None = None
@@ -202,6 +227,12 @@ def load_view(
         else stack_target(raw, project_dir, source=str(config or stack)),
         request_timeout=timeout,
     )
+
+
+def refuse_stack_and_config(stack: str | None, config: Path | None) -> None:
+    """``--stack`` and ``--config`` name the same thing two ways: giving both is a usage error."""
+    if stack is not None and config is not None:
+        fail(EXIT_USAGE, "give --stack or --config, not both")
 
 
 def stack_target(raw: dict[str, object], project_dir: Path, *, source: str) -> KubeTarget:

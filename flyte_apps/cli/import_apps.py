@@ -10,13 +10,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, Final
 
 import typer
 from google.protobuf.message import DecodeError
 
 from flyte_apps.cli.common import (
+    DEFAULT_PROJECT_DIR,
     DEFAULT_REQUEST_TIMEOUT,
     EXIT_NOT_FOUND,
     EXIT_USAGE,
@@ -89,7 +89,7 @@ def import_apps(
     domain: DomainOption = None,
     stack: StackOption = None,
     config: ConfigOption = None,
-    project_dir: ProjectDirOption = Path(),
+    project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     namespace: NamespaceOption = None,

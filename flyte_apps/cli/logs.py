@@ -19,14 +19,13 @@ import json
 from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import dataclass
-from enum import StrEnum
-from pathlib import Path
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 import typer
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
+    DEFAULT_PROJECT_DIR,
     DEFAULT_REQUEST_TIMEOUT,
     BaseDomainOption,
     ClusterView,
@@ -40,10 +39,12 @@ from flyte_apps.cli.common import (
     ProjectOption,
     RequestTimeoutOption,
     load_view,
+    output_option,
     resolve_app,
     translate_errors,
     with_client,
 )
+from flyte_apps.cli.common import OutputFormat as OutputFormat
 from flyte_apps.core.logparse import LogLine
 from flyte_apps.core.printable import printable
 from flyte_apps.kube.logs import (
@@ -59,12 +60,7 @@ from flyte_apps.kube.logs import (
 )
 from flyte_apps.kube.retry import DEFAULT_RETRY, RetryPolicy
 
-
-class OutputFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-
-
+LogsFormat = Literal[OutputFormat.TEXT, OutputFormat.JSON]
 NameArgument = Annotated[str, typer.Argument(help="The app's name (as in the stack config).")]
 ReplicaOption = Annotated[
     str | None,
@@ -86,8 +82,7 @@ TimestampsOption = Annotated[
     bool, typer.Option("--timestamps", help="Print each line's RFC 3339 timestamp before it.")
 ]
 OutputOption = Annotated[
-    OutputFormat,
-    typer.Option("--output", "-o", help="text, or json: one object per line (replica, timestamp, message)."),
+    LogsFormat, output_option("text, or json: one object per line (replica, timestamp, message).")
 ]
 
 
@@ -221,7 +216,7 @@ def register(
         output: OutputOption = OutputFormat.TEXT,
         stack: LiveStackOption = None,
         config: ConfigOption = None,
-        project_dir: ProjectDirOption = Path(),
+        project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
         kubeconfig: KubeconfigOption = None,
         context: ContextOption = None,
         namespace: NamespaceOption = None,

@@ -6,18 +6,21 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 import typer
 
 from flyte_apps.cli.common import (
+    DEFAULT_PROJECT_DIR,
     EXIT_USAGE,
     ConfigOption,
+    OutputFormat,
     ProjectDirOption,
     StackOption,
     fail,
+    output_option,
+    refuse_stack_and_config,
     translate_errors,
 )
 from flyte_apps.cli.files import MANIFEST
@@ -30,17 +33,11 @@ OWN_FILE: Final = re.compile(r"^\d{3}-[a-z0-9]+-[^/]+\.(yaml|json)$")
 manifest records, and warns of the others."""
 
 
-class RenderFormat(StrEnum):
-    YAML = "yaml"
-    JSON = "json"
-
-
+RenderFormat = Literal[OutputFormat.YAML, OutputFormat.JSON]
 OutputOption = Annotated[
     RenderFormat,
-    typer.Option(
-        "--output",
-        "-o",
-        help="yaml: multi-document YAML. json: one kubectl-style List (patched objects named in its "
+    output_option(
+        "yaml: multi-document YAML. json: one kubectl-style List (patched objects named in its "
         "flyte-apps/patches annotation).",
         case_sensitive=False,
     ),
@@ -67,10 +64,10 @@ def register(app: typer.Typer) -> None:
 def render(
     stack: StackOption = None,
     config: ConfigOption = None,
-    output: OutputOption = RenderFormat.YAML,
+    output: OutputOption = OutputFormat.YAML,
     out_dir: OutDirOption = None,
     out: DeprecatedOutOption = None,
-    project_dir: ProjectDirOption = Path(),
+    project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
 ) -> None:
     """Print every Kubernetes object the stack would apply, in apply order (offline)."""
     # The planner and the writers are imported here, not at the top: `render --help` does not pay
@@ -81,8 +78,7 @@ def render(
     from flyte_apps.policy.report import warning_key, warning_text
 
     with translate_errors():
-        if stack is not None and config is not None:
-            fail(EXIT_USAGE, "give --stack or --config, not both")
+        refuse_stack_and_config(stack, config)
         if out is not None:
             if out_dir is not None:
                 fail(EXIT_USAGE, "give --out-dir, not both --out-dir and --out")
@@ -100,11 +96,11 @@ def render(
         for path in write_objects(objects, out_dir, output):
             typer.echo(str(path))
         return
-    sys.stdout.write(to_json_list(objects) if output is RenderFormat.JSON else to_yaml(objects))
+    sys.stdout.write(to_json_list(objects) if output is OutputFormat.JSON else to_yaml(objects))
 
 
 def write_objects(
-    objects: Sequence[RenderedObject], directory: Path, output: RenderFormat = RenderFormat.YAML
+    objects: Sequence[RenderedObject], directory: Path, output: RenderFormat = OutputFormat.YAML
 ) -> list[Path]:
     """One file per object, numbered in apply order; then the files an earlier run wrote for objects
     the stack no longer has are removed, so that ``kubectl apply -f DIR`` never redeploys a removed
@@ -122,7 +118,7 @@ def write_objects(
     files: dict[str, str] = {}
     for index, obj in enumerate(objects, start=1):
         name = file_name(index, obj)
-        if output is RenderFormat.JSON:
+        if output is OutputFormat.JSON:
             files[f"{name.removesuffix('.yaml')}.json"] = json_document(obj.manifest)
         else:
             files[name] = document(obj)

@@ -9,6 +9,9 @@ no error line carries a whole hostile value, whichever check phrased it."""
 from __future__ import annotations
 
 import dataclasses
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,7 +28,6 @@ from flyte_apps.core.stackfile import (
     parse_stack_file,
     stack_file_name,
 )
-from flyte_apps.core.yamlin import collector_paused
 
 DEFAULT_STACK: Final = "dev"
 
@@ -78,6 +80,19 @@ def plan_stack_files(
     if warnings != plan.warnings:
         plan = dataclasses.replace(plan, warnings=warnings)
     return plan, given
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside; the collector's state is restored on the way out. Only
+    the command line, which owns its process, does this (the pure core never touches the collector)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_stack_text(path: Path) -> str:

@@ -7,15 +7,14 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from enum import StrEnum
-from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 import typer
 from google.protobuf.json_format import MessageToDict
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
+    DEFAULT_PROJECT_DIR,
     DEFAULT_REQUEST_TIMEOUT,
     EXIT_DRIFT,
     EXIT_NOT_FOUND,
@@ -27,11 +26,13 @@ from flyte_apps.cli.common import (
     KubeconfigOption,
     LiveStackOption,
     NamespaceOption,
+    OutputFormat,
     ProjectDirOption,
     ProjectOption,
     RequestTimeoutOption,
     fail,
     load_view,
+    output_option,
     resolve_app,
     translate_errors,
     with_client,
@@ -79,11 +80,14 @@ KUBE_LOGGER: Final = "flyte_apps.kube"
 """The logger every module of the kube layer logs under (``logging.getLogger(__name__)``)."""
 
 
-class StatusFormat(StrEnum):
-    table = "table"
-    wide = "wide"
-    json = "json"
-    yaml = "yaml"
+StatusFormat = Literal[OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML]
+OutputOption = Annotated[
+    StatusFormat,
+    output_option(
+        "table; wide (adds the replicas' pod names and revision); json (protobuf JSON of"
+        " App/Replica); yaml (the same data as json)."
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -95,15 +99,7 @@ def status(
     name: AppsArgument = None,
     project: ProjectOption = None,
     domain: DomainOption = None,
-    output: Annotated[
-        StatusFormat,
-        typer.Option(
-            "--output",
-            "-o",
-            help="table; wide (adds the replicas' pod names and revision); json (protobuf JSON of"
-            " App/Replica); yaml (the same data as json).",
-        ),
-    ] = StatusFormat.table,
+    output: OutputOption = OutputFormat.TABLE,
     *,
     exit_code: Annotated[
         bool,
@@ -114,7 +110,7 @@ def status(
     ] = False,
     stack: LiveStackOption = None,
     config: ConfigOption = None,
-    project_dir: ProjectDirOption = Path(),
+    project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     namespace: NamespaceOption = None,
@@ -174,11 +170,11 @@ def status(
                 and domain in (None, plan.config.id.domain)
             )
         drifted = bool(missing) or any(drift.values())
-        if output in (StatusFormat.json, StatusFormat.yaml):
+        if output in (OutputFormat.JSON, OutputFormat.YAML):
             entries = status_json(snapshots, drift)
             for entry, snapshot in zip(entries, snapshots, strict=True):
                 entry.update(extras.json_fields(app_key(snapshot.app.metadata.id)))
-            if output is StatusFormat.yaml:
+            if output is OutputFormat.YAML:
                 typer.echo(dump_yaml(entries), nl=False)
             else:
                 typer.echo(json.dumps(entries, indent=2))
@@ -187,7 +183,7 @@ def status(
         if not snapshots:
             typer.echo(f"no apps found in namespace {settings.namespace}", err=True)
         else:
-            for line in status_table(snapshots, now=now, wide=output is StatusFormat.wide):
+            for line in status_table(snapshots, now=now, wide=output is OutputFormat.WIDE):
                 typer.echo(line)
             details = extras.lines()
             for line in ["", *details] if details else []:

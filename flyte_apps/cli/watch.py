@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
-from enum import StrEnum
-from pathlib import Path
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 import typer
 from flyteidl2.app.app_payload_pb2 import WatchResponse
@@ -15,6 +13,7 @@ from google.protobuf.json_format import MessageToDict
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
+    DEFAULT_PROJECT_DIR,
     DEFAULT_REQUEST_TIMEOUT,
     AppsArgument,
     BaseDomainOption,
@@ -25,10 +24,12 @@ from flyte_apps.cli.common import (
     KubeconfigOption,
     LiveStackOption,
     NamespaceOption,
+    OutputFormat,
     ProjectDirOption,
     ProjectOption,
     RequestTimeoutOption,
     load_view,
+    output_option,
     resolve_app,
     translate_errors,
     with_client,
@@ -45,9 +46,8 @@ _POLL: Final = 0.25
 _KINDS: Final = {"create_event": "CREATED", "update_event": "UPDATED", "delete_event": "DELETED"}
 
 
-class WatchFormat(StrEnum):
-    text = "text"
-    json = "json"
+WatchFormat = Literal[OutputFormat.TEXT, OutputFormat.JSON]
+OutputOption = Annotated[WatchFormat, output_option("text, or json (one WatchResponse per line).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -59,12 +59,10 @@ def watch(
     name: AppsArgument = None,
     project: ProjectOption = None,
     domain: DomainOption = None,
-    output: Annotated[
-        WatchFormat, typer.Option("--output", "-o", help="text, or json (one WatchResponse per line).")
-    ] = WatchFormat.text,
+    output: OutputOption = OutputFormat.TEXT,
     stack: LiveStackOption = None,
     config: ConfigOption = None,
-    project_dir: ProjectDirOption = Path(),
+    project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     namespace: NamespaceOption = None,
@@ -163,7 +161,7 @@ def stream(
             if subscription.closed:
                 break
             continue
-        typer.echo(event_json(event) if output is WatchFormat.json else event_line(event))
+        typer.echo(event_json(event) if output is OutputFormat.JSON else event_line(event))
         printed += 1
     return printed
 

@@ -17,16 +17,15 @@ is checked and built in one walk over the composed nodes (:func:`_clean_values`)
 the first thing it does not expect (an issue, an alias, a merge key, a tag other than the core
 scalars, a bound); the document is then read again by the full, slower checks, so every finding,
 message and line is theirs. The line of each key is worked out only when someone asks for one
-(:func:`key_lines`), from the text, by the same walk that finds the issues. Python's cyclic garbage
-collector is paused while the composed nodes exist: they hold no cycle, and a collection pass over
-hundreds of thousands of new nodes costs more than composing them.
+(:func:`key_lines`), from the text, by the same walk that finds the issues.
+
+Reading leaves the interpreter as it found it (the cyclic garbage collector included): this is the
+pure core, which programs and the policy pack import as well as the command line.
 """
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar, cast
 
@@ -105,19 +104,18 @@ def read_yaml(text: str, source: str) -> tuple[Any, list[YamlIssue], Mapping[Key
         raise ConfigError([ConfigProblem(source, too_large_message(len(text.encode()), "a stack file"))])
     loader = _LOADER(text)
     try:
-        with collector_paused():
-            node = loader.get_single_node()
-            if node is None:
-                return None, [], {}
-            clean = _clean_values(loader, node, shared=_ALIAS_INDICATOR in text)
-            if clean is not None:
-                return clean[0], [], key_lines(text, _LOADER)
-            bound_problems = _bound_problems(node, text, source)
-            if bound_problems:
-                raise ConfigError(bound_problems)
-            lines: dict[Keys, int] = {}
-            issues = list(_issues(node, lines))
-            data = loader.construct_document(node)
+        node = loader.get_single_node()
+        if node is None:
+            return None, [], {}
+        clean = _clean_values(loader, node, shared=_ALIAS_INDICATOR in text)
+        if clean is not None:
+            return clean[0], [], key_lines(text, _LOADER)
+        bound_problems = _bound_problems(node, text, source)
+        if bound_problems:
+            raise ConfigError(bound_problems)
+        lines: dict[Keys, int] = {}
+        issues = list(_issues(node, lines))
+        data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError([ConfigProblem(_where(source, exc.problem_mark), _syntax_message(exc))]) from None
     except yaml.YAMLError as exc:
@@ -164,29 +162,15 @@ def key_lines(text: str, loader: Any) -> LaterMap[Keys, int]:
         lines: dict[Keys, int] = {}
         composer = loader(text)
         try:
-            with collector_paused():
-                node = composer.get_single_node()
-                if node is not None:
-                    for _ in _issues(node, lines):
-                        pass
+            node = composer.get_single_node()
+            if node is not None:
+                for _ in _issues(node, lines):
+                    pass
         finally:
             composer.dispose()
         return lines
 
     return LaterMap(find)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside (composed nodes and the values built from them hold no
-    cycle); the collector's state is restored on the way out."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _NotClean(Exception):
