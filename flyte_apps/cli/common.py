@@ -79,6 +79,15 @@ LiveStackOption = Annotated[
     ),
 ]
 """``--stack`` of the cluster-facing commands, which read no stack file unless given one."""
+TargetStackOption = Annotated[
+    str | None,
+    typer.Option(
+        "--stack",
+        "-s",
+        help="Stack name: writes into Pulumi.<STACK>.yaml (after Pulumi.yaml); give --stack or --config.",
+    ),
+]
+"""``--stack`` of ``import``, which needs a stack file to write into and has no default."""
 ConfigOption = Annotated[
     Path | None,
     typer.Option("--config", "-c", help="A Pulumi.<stack>.yaml-shaped file to read instead of --stack."),
