@@ -86,6 +86,8 @@ class LineStyle:
 
 _FLUSH_AT: Final = 256 * 1024
 """Characters of formatted output held back at most, even while more lines are waiting."""
+_JSON: Final = json.JSONEncoder(ensure_ascii=False)
+"""The encoder ``json.dumps(..., ensure_ascii=False)`` builds at every call (it holds no state)."""
 
 
 def json_lines(batch: ReplicaLines, _style: LineStyle) -> str:
@@ -93,8 +95,7 @@ def json_lines(batch: ReplicaLines, _style: LineStyle) -> str:
     ensure_ascii=False)`` (the timestamp as the kubelet writes it, or null), and a newline."""
     return "".join(
         [
-            json.dumps({"replica": batch.replica, "timestamp": stamp, "message": message}, ensure_ascii=False)
-            + "\n"
+            _JSON.encode({"replica": batch.replica, "timestamp": stamp, "message": message}) + "\n"
             for message, stamp in batch.lines
         ]
     )

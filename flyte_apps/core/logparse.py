@@ -45,11 +45,12 @@ def parse_timestamp(text: str) -> str | None:
         return None
     fraction, zone = match.group(1) or "", match.group(2)
     try:
-        moment = datetime.fromisoformat(text[:_SECONDS] + zone).astimezone(UTC)
+        moment = datetime.fromisoformat(text[:_SECONDS] + zone)
+        if zone == "Z" and len(fraction) == _FRACTION_DIGITS:
+            return text  # the kubelet's own form
+        moment = moment.astimezone(UTC)
     except (ValueError, OverflowError):
         return None
-    if zone == "Z" and len(fraction) == _FRACTION_DIGITS:
-        return text  # the kubelet's own form
     digits = fraction[:_FRACTION_DIGITS].ljust(_FRACTION_DIGITS, "0")
     return f"{moment.replace(tzinfo=None).isoformat()}.{digits}Z"
 

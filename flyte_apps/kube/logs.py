@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, cast
+from typing import Any, Final, NamedTuple, cast
 
 import urllib3
 from kubernetes import client as k8s
@@ -109,8 +109,7 @@ class LogOptions:
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
 
 
-@dataclass(frozen=True)
-class ReplicaLines:
+class ReplicaLines(NamedTuple):
     """Consecutive lines of one replica that arrived together (one read of its stream), in order."""
 
     replica: str
@@ -508,19 +507,22 @@ class _Follower:
 
     def _read(self, reader: ReplicaReader) -> None:
         error: Exception | None = None
+        name = reader.name
         try:
             for batch in reader.batches():
-                if not self._put(ReplicaLines(reader.name, batch)):
+                if not self._put(ReplicaLines(name, batch)):
                     return
         except Exception as exc:  # handed over: the consuming thread raises it
             error = exc
         finally:
-            self._put(_Ended(reader.name, error))
+            self._put(_Ended(name, error))
 
     def _put(self, item: ReplicaLines | _Ended) -> bool:
         """Queue ``item``, waiting while the queue is full; False (not queued) once stopped."""
         while not self._stop.is_set():
-            with contextlib.suppress(queue.Full):
+            try:
                 self._queue.put(item, timeout=_WAIT_SLICE)
-                return True
+            except queue.Full:
+                continue
+            return True
         return False
