@@ -1,15 +1,11 @@
 """Pod log lines as Flyte's log tailing reads them, and how a broken stream resumes without gaps.
 
-Pure: no Kubernetes or Pulumi here. The API server sends log bytes; :class:`LineBuffer` cuts them
-into lines exactly as upstream does (split on ``\\n``, trailing ``\\r`` trimmed, a final unterminated
-line kept at the end of the stream), :func:`parse_line` splits off the kubelet's timestamp (as
-upstream's ``parseLogLine`` does), and :class:`ResumeCursor` decides which lines of a re-opened
-stream were already printed.
-
-A timestamp is kept as the kubelet writes it: RFC 3339 in UTC with nine fraction digits
-(:func:`parse_timestamp` brings any RFC 3339 instant to that form). Those strings have one width,
-so they sort as the instants they name, to the nanosecond (``datetime`` stops at microseconds, and
-two lines a few hundred nanoseconds apart must stay distinct and ordered for de-duplication).
+Pure. :class:`LineBuffer` cuts a stream's bytes into lines as upstream does (split on ``\\n``,
+trailing ``\\r`` trimmed, a final unterminated line kept), :func:`parse_line` splits off the kubelet's
+timestamp (upstream's ``parseLogLine``), :class:`ResumeCursor` decides which lines of a re-opened
+stream were printed already. A timestamp is kept as the kubelet writes it, RFC 3339 in UTC with nine
+fraction digits (:func:`parse_timestamp`): one width, so such strings sort as their instants, to the
+nanosecond (``datetime`` stops at microseconds; de-duplication needs lines ns apart kept apart).
 """
 
 from __future__ import annotations
@@ -37,9 +33,8 @@ not fill memory) and the kept part ends with :func:`cut_marker`."""
 
 
 def parse_timestamp(text: str) -> str | None:
-    """The instant ``text`` writes in RFC 3339 (fraction optional), as the kubelet writes it (UTC,
-    nine fraction digits); None if it is not one (a day or time of day that does not exist; the year
-    0000, which ``datetime`` cannot hold)."""
+    """The instant ``text`` writes in RFC 3339, as the kubelet writes it (UTC, nine fraction digits);
+    None if it is none (a day or time that does not exist; the year 0000, which ``datetime`` lacks)."""
     match = _RFC3339.fullmatch(text)
     if match is None:
         return None
@@ -80,14 +75,10 @@ def cut_marker(max_line: int) -> str:
 
 
 class LineBuffer:
-    """Cuts one stream's bytes into lines as they arrive; multi-byte characters may span chunks.
-
-    Bytes that are not UTF-8 become U+FFFD rather than failing the stream: a log is for reading. A
-    line longer than ``max_line`` bytes is cut: its first ``max_line`` bytes come as a line ending in
-    :func:`cut_marker` as soon as they have arrived, and the rest up to its newline is dropped. A
-    stream that breaks leaves its partial line here: the re-opened stream, with a new buffer, sends
-    it whole.
-    """
+    """Cuts one stream's bytes into lines as they arrive (a character may span chunks; bytes that
+    are not UTF-8 become U+FFFD). A line longer than ``max_line`` bytes comes cut, ending in
+    :func:`cut_marker`, as soon as that much has arrived; the rest up to its newline is dropped. A
+    broken stream's partial line stays here: the re-opened stream, with a new buffer, sends it whole."""
 
     def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
         self._pending = bytearray()
@@ -131,14 +122,10 @@ class LineBuffer:
 
 class ResumeCursor:
     """Which lines of one container's log were printed, so a re-opened stream neither repeats nor
-    skips any.
-
-    The API's ``sinceTime`` has whole-second precision, so a re-opened stream starts at the second
-    of the last printed line and replays lines already printed. While replaying, lines older than
-    the last printed one are dropped, and of the lines sharing its exact timestamp (a burst can
-    share one), as many are dropped as were printed; the first line past those ends the replay.
-    Outside a replay every line is admitted: the cursor never hides lines of a live stream.
-    """
+    skips any. ``sinceTime`` has whole seconds, so a re-opened stream replays from the second of the
+    last printed line: lines older than it are dropped, and of those sharing its exact timestamp as
+    many as were printed; the first line past them ends the replay. Outside a replay every line is
+    admitted: the cursor never hides lines of a live stream."""
 
     def __init__(self) -> None:
         self.last: str | None = None

@@ -1,21 +1,17 @@
 """An app's logs from the Kubernetes API, read the way Flyte's ``TailLogs`` reads them.
 
-Upstream behaviour kept (reference (c)14 and 19): replicas are the pods labelled
-``serving.knative.dev/service=<KService>``, narrowed to ``serving.knative.dev/revision=<latest
-ready revision>`` once the KService has one (``flyte_apps.kube.replicas``, the rule ``status``
-uses too); each pod's log is its first container that is not Knative's ``queue-proxy``, requested
-with ``timestamps=true``, ``tailLines`` (1000 by default) and ``follow`` only while the pod is Running.
+Upstream behaviour kept (reference (c)14 and 19): replicas are the pods of the KService's latest
+ready revision (``flyte_apps.kube.replicas``, the rule ``status`` uses too); a pod's log is its first
+container that is not ``queue-proxy``, asked with ``timestamps=true``, ``tailLines`` (1000 by
+default) and ``follow`` only while the pod is Running. Done better: a cut stream is re-opened from
+the last printed line (``sinceTime`` and :class:`~flyte_apps.core.logparse.ResumeCursor`) with
+bounded retries; following picks up replicas that start later and ends once every replica is gone;
+a pod named as a replica must be the app's; a container not started yet is waited for or reported.
 
-Done better than upstream: a log stream cut mid-way is re-opened from the last printed line
-(``sinceTime`` plus the de-duplication of :class:`~flyte_apps.core.logparse.ResumeCursor`) with bounded
-retries; following an app picks up replicas that start later and ends by itself once every
-replica is gone; a pod named as a replica must belong to the app; a replica whose container has
-not started yet is waited for (``--follow``) or reported, not an error.
-
-Nothing here prints: :func:`read_app` and :func:`read_replica` yield the lines of each read of a
-stream together, notices, and while following a :class:`CaughtUp` whenever nothing more is waiting.
-Following runs a reader thread per replica into a bounded ``queue.Queue``; closing the iterator (or
-Ctrl-C in the consuming thread) stops and unblocks them all.
+Nothing here prints: :func:`read_app` and :func:`read_replica` yield each read's lines together,
+notices, and while following a :class:`CaughtUp` whenever nothing more is waiting. Following runs a
+reader thread per replica into a bounded ``queue.Queue``; closing the iterator (or Ctrl-C in the
+consuming thread) stops and unblocks them all.
 """
 
 from __future__ import annotations
@@ -65,9 +61,8 @@ _LOG_PATH: Final = "/api/v1/namespaces/{namespace}/pods/{name}/log"
 _NOT_A_LOG: Final = frozenset({"text/html", "application/xhtml+xml"})
 """Content types of a page (a proxy's login form), never of the API server's log stream."""
 _LOG_ACCEPT: Final = "application/json, */*"
-"""What kubectl sends for logs. The API server negotiates every answer against the media types it
-serializes (JSON, YAML, protobuf): ``Accept: text/plain`` alone gets 406 for every pod log, the log
-itself included (kube-apiserver 1.34, found by the e2e suite); the log still comes as text/plain."""
+"""What kubectl sends: ``Accept: text/plain`` alone gets 406 for every pod log (kube-apiserver 1.34,
+found by the e2e suite), which still comes as text/plain."""
 _PENDING_READS: Final = 1024
 """Reads (each at most :data:`~flyte_apps.kube.bounded.READ_SIZE` bytes) queued before readers wait."""
 _WAIT_SLICE: Final = 0.2
@@ -125,8 +120,7 @@ class Notice:
 
 @dataclass(frozen=True)
 class CaughtUp:
-    """Every line read so far has been handed over and none is waiting: a consumer that buffers its
-    output flushes it now (so ``logs -f | jq`` sees a lone line at once)."""
+    """Nothing more is waiting: a consumer that buffers its output flushes it now."""
 
 
 CAUGHT_UP: Final = CaughtUp()
@@ -141,8 +135,7 @@ def app_kservice(app: AppId) -> str:
 def list_replicas(
     api: k8s.ApiClient, *, namespace: str, kservice: str, retry: RetryPolicy = DEFAULT_RETRY
 ) -> Replicas:
-    """The app's replica pods (:func:`~flyte_apps.kube.replicas.find_replicas`), oldest first
-    (then by name), so that logs come out in the order the replicas started."""
+    """The app's replica pods, oldest first (then by name): logs come in the order replicas started."""
     found = find_replicas(api, namespace=namespace, kservice=kservice, retry=retry)
     return replace(found, pods=tuple(sorted(found.pods, key=_age_order)))
 
@@ -160,10 +153,8 @@ def get_replica(
     owner = (pod.metadata.labels or {}).get(c.LABEL_KNATIVE_SERVICE)
     if owner != kservice:
         label = f"{c.LABEL_KNATIVE_SERVICE}={owner}" if owner else f"no {c.LABEL_KNATIVE_SERVICE} label"
-        msg = (
-            f"pod '{namespace}/{name}' is not a replica of app {app} "
-            f"(KService '{kservice}'; the pod has {label})"
-        )
+        msg = f"pod '{namespace}/{name}' is not a replica of app {app} "
+        msg += f"(KService '{kservice}'; the pod has {label})"
         raise ReplicaNotFound(msg)
     return pod
 
@@ -212,11 +203,9 @@ def _shutdown(response: urllib3.BaseHTTPResponse | None) -> None:
 def open_log(
     api: k8s.ApiClient, *, namespace: str, pod: str, query: list[tuple[str, object]], options: LogOptions
 ) -> urllib3.BaseHTTPResponse:
-    """GET ``pods/{pod}/log`` unread (a urllib3 response), with our retries and error messages.
-
-    The client's own ``param_serialize``/``call_api`` (what ``read_namespaced_pod_log`` does with
-    ``_preload_content=False``), because that method cannot send ``sinceTime`` (kubernetes 37).
-    """
+    """GET ``pods/{pod}/log`` unread, with our retries and messages: the client's public
+    ``param_serialize``/``call_api``, as ``read_namespaced_pod_log(_preload_content=False)`` does it,
+    since that method cannot send ``sinceTime`` (kubernetes 37)."""
     follow = ("follow", True) in query
     # A follow may stay silent for hours: no read timeout then, like upstream's streaming client.
     timeout = (options.request_timeout, None if follow else options.request_timeout)
@@ -260,6 +249,8 @@ class ReplicaReader:
     cursor: ResumeCursor = field(default_factory=ResumeCursor)
     failures: int = 0
     """Breaks (or unexplained 400s) in a row without a new line."""
+    error: Exception | None = None
+    """What ended :meth:`batches` in a reader thread."""
 
     @property
     def name(self) -> str:
@@ -270,12 +261,10 @@ class ReplicaReader:
         _shutdown(self.response)
 
     def batches(self) -> Iterator[list[LogLine]]:
-        """A non-empty list of lines per read. Without ``options.follow``, what there is; following
-        (``follow`` asked only while the pod is Running), until the pod is gone or has terminated (a
-        restarted container continues in a new stream). A container not started yet raises
-        :class:`ReplicaNotStarted`, or is waited for when following. A broken stream is re-opened from
-        the last printed timestamp; ``options.retry.attempts`` breaks in a row without a new line
-        raise :class:`LogStreamBroken`."""
+        """A non-empty list of lines per read: what there is, or following until the pod is gone or
+        has ended. A container not started raises :class:`ReplicaNotStarted` (waited for when
+        following); ``options.retry.attempts`` breaks in a row without a new line raise
+        :class:`LogStreamBroken`."""
         container = pick_user_container(self.pod)
         fresh = True  # ``pod`` is up to date; after any wait it is read again before a re-open
         delay: float | None
@@ -366,9 +355,8 @@ class ReplicaReader:
                 )
                 raise LogStreamBroken(msg) from broken
             return False, self.options.retry.delay(self.failures)
-        # A followed stream ends cleanly when the container stops (or was not followed because the
-        # pod was not Running). A pod that has ended is done; one that still runs restarts its
-        # container, whose next instance continues in a new stream.
+        # A clean end: the container stopped (or the pod was not Running). A pod that ended is done;
+        # a running one restarts its container, which continues in a new stream.
         if _phase(self.pod) in TERMINAL_PHASES or not self._refresh() or _phase(self.pod) in TERMINAL_PHASES:
             return False, None
         self.failures = 0
@@ -402,20 +390,15 @@ def _one_replica(reader: ReplicaReader) -> Iterator[LogBatch]:
 def read_app(
     api: k8s.ApiClient, *, app: AppId, namespace: str, options: LogOptions
 ) -> Generator[LogBatch, None, None]:
-    """Every replica's lines in batches: one replica after the other, or interleaved as they come
-    when following (then with a :class:`CaughtUp` each time nothing more is waiting).
-
-    Raises :class:`AppNotFound` when neither the KService nor any replica exists. An app with no
-    replica (scaled to zero) yields a :class:`Notice`; following then waits for one to start.
-    """
+    """Every replica's lines in batches, one replica after the other, or interleaved as they come
+    when following. :class:`AppNotFound` if neither the KService nor a replica exists; an app scaled
+    to zero yields a :class:`Notice` (and following waits for a replica)."""
     kservice = app_kservice(app)
     replicas = list_replicas(api, namespace=namespace, kservice=kservice, retry=options.retry)
     if not replicas.pods:
         if not replicas.kservice_found:
-            msg = (
-                f"app {app} not found: no KService '{kservice}' "
-                f"and no replica pods in namespace '{namespace}'"
-            )
+            msg = f"app {app} not found: no KService '{kservice}' "
+            msg += f"and no replica pods in namespace '{namespace}'"
             raise AppNotFound(msg)
         waiting = "; waiting for a replica to start (Ctrl-C to stop)" if options.follow else ""
         yield Notice(f"app {app} has no running replicas (scaled to zero){waiting}")
@@ -423,106 +406,94 @@ def read_app(
         for pod in replicas.pods:
             yield from _one_replica(ReplicaReader(api, pod, namespace, options))
         return
-    yield from _Follower(api, namespace=namespace, kservice=kservice, options=options).run(replicas)
+    yield from _follow(api, namespace=namespace, kservice=kservice, options=options, replicas=replicas)
 
 
-@dataclass(frozen=True)
-class _Ended:
-    replica: str
-    error: Exception | None = None
-
-
-@dataclass
-class _Follower:
-    """One reader thread per replica feeding a bounded queue (a batch of lines per read); this
-    (consuming) thread polls for replicas."""
-
-    api: k8s.ApiClient
-    namespace: str
-    kservice: str
-    options: LogOptions
-    _queue: queue.Queue[ReplicaLines | _Ended] = field(default_factory=lambda: queue.Queue(_PENDING_READS))
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _readers: dict[str, tuple[ReplicaReader, threading.Thread]] = field(default_factory=dict)
-    _ended: set[str] = field(default_factory=set)
-
-    def run(self, replicas: Replicas) -> Iterator[ReplicaLines | CaughtUp]:
-        """Lines until every replica seen has ended and none is left running or starting."""
-        try:
-            while True:
-                for pod in replicas.pods:
-                    if (name := str(pod.metadata.name)) not in self._readers:
-                        reader = ReplicaReader(self.api, pod, self.namespace, self.options, self._stop)
-                        thread = threading.Thread(
-                            target=self._read, args=(reader,), name=f"logs-{name}", daemon=True
-                        )
-                        self._readers[name] = (reader, thread)
-                        thread.start()
-                if (
-                    self._readers
-                    and len(self._ended) == len(self._readers)
-                    and all(_phase(pod) in TERMINAL_PHASES for pod in replicas.pods)
-                ):
-                    return
-                yield from self._drain(time.monotonic() + self.options.poll_interval)
-                replicas = list_replicas(
-                    self.api, namespace=self.namespace, kservice=self.kservice, retry=self.options.retry
-                )
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Stop every reader and unblock its read; idempotent."""
-        self._stop.set()
-        for reader, _ in self._readers.values():
+def _follow(
+    api: k8s.ApiClient, *, namespace: str, kservice: str, options: LogOptions, replicas: Replicas
+) -> Iterator[ReplicaLines | CaughtUp]:
+    """A reader thread per replica, started as replicas appear, feeding a bounded queue (a batch per
+    read; an empty one when a reader ends); lines until every replica seen has ended and none is left
+    running or starting. This (consuming) thread polls for replicas."""
+    batches: queue.Queue[ReplicaLines] = queue.Queue(_PENDING_READS)
+    stop = threading.Event()
+    readers: dict[str, tuple[ReplicaReader, threading.Thread]] = {}
+    ended: set[str] = set()
+    try:
+        while True:
+            for pod in replicas.pods:
+                if (name := str(pod.metadata.name)) not in readers:
+                    reader = ReplicaReader(api, pod, namespace, options, stop)
+                    thread = threading.Thread(
+                        target=_feed, args=(reader, batches), name=f"logs-{name}", daemon=True
+                    )
+                    readers[name] = (reader, thread)
+                    thread.start()
+            if (
+                readers
+                and len(ended) == len(readers)
+                and all(_phase(p) in TERMINAL_PHASES for p in replicas.pods)
+            ):
+                return
+            if (gone := (yield from _drain(batches, time.monotonic() + options.poll_interval))) is not None:
+                ended.add(gone)  # look at the pods now
+                if (error := readers[gone][0].error) is not None:
+                    raise error
+            replicas = list_replicas(api, namespace=namespace, kservice=kservice, retry=options.retry)
+    finally:
+        stop.set()
+        for reader, _ in readers.values():
             reader.interrupt()
         deadline = time.monotonic() + _JOIN_BUDGET
-        for _, thread in self._readers.values():
+        for _, thread in readers.values():
             thread.join(max(0.0, deadline - time.monotonic()))
 
-    def _drain(self, deadline: float) -> Iterator[ReplicaLines | CaughtUp]:
-        """Lines until ``deadline``, or until a replica's stream ends (then look at the pods now);
-        a :class:`CaughtUp` each time nothing is waiting after lines."""
-        unflushed = False
-        while (remaining := deadline - time.monotonic()) > 0:
+
+def _drain(
+    batches: queue.Queue[ReplicaLines], deadline: float
+) -> Generator[ReplicaLines | CaughtUp, None, str | None]:
+    """Batches until ``deadline`` or until a reader ends (its replica is returned), and a
+    :class:`CaughtUp` each time the queue is empty after lines (the API is asked next, at the end)."""
+    unflushed, ended = False, None
+    while ended is None and (remaining := deadline - time.monotonic()) > 0:
+        try:
+            item = batches.get_nowait()
+        except queue.Empty:
+            if unflushed:
+                unflushed = False
+                yield CAUGHT_UP
             try:
-                item = self._queue.get_nowait()
+                item = batches.get(timeout=min(remaining, _WAIT_SLICE))
             except queue.Empty:
-                if unflushed:
-                    unflushed = False
-                    yield CAUGHT_UP
-                try:
-                    item = self._queue.get(timeout=min(remaining, _WAIT_SLICE))
-                except queue.Empty:
-                    continue
-            if isinstance(item, _Ended):
-                self._ended.add(item.replica)
-                if item.error is not None:
-                    raise item.error
-                break
+                continue
+        if item.lines:
             unflushed = True
             yield item
-        if unflushed:
-            yield CAUGHT_UP  # listing the replicas next waits for the API
+        else:
+            ended = item.replica
+    if unflushed:
+        yield CAUGHT_UP
+    return ended
 
-    def _read(self, reader: ReplicaReader) -> None:
-        error: Exception | None = None
-        name = reader.name
+
+def _feed(reader: ReplicaReader, batches: queue.Queue[ReplicaLines]) -> None:
+    """A reader thread: the replica's batches into the queue, then an empty one (its error, if any,
+    kept on the reader for the consuming thread to raise)."""
+    try:
+        for lines in reader.batches():
+            if not _put(batches, ReplicaLines(reader.name, lines), reader.stop):
+                return
+    except Exception as exc:  # handed over: the consuming thread raises it
+        reader.error = exc
+    _put(batches, ReplicaLines(reader.name, []), reader.stop)
+
+
+def _put(batches: queue.Queue[ReplicaLines], item: ReplicaLines, stop: threading.Event) -> bool:
+    """Queue ``item``, waiting while the queue is full; False (not queued) once stopped."""
+    while not stop.is_set():
         try:
-            for batch in reader.batches():
-                if not self._put(ReplicaLines(name, batch)):
-                    return
-        except Exception as exc:  # handed over: the consuming thread raises it
-            error = exc
-        finally:
-            self._put(_Ended(name, error))
-
-    def _put(self, item: ReplicaLines | _Ended) -> bool:
-        """Queue ``item``, waiting while the queue is full; False (not queued) once stopped."""
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=_WAIT_SLICE)
-            except queue.Full:
-                continue
-            return True
-        return False
+            batches.put(item, timeout=_WAIT_SLICE)
+        except queue.Full:
+            continue
+        return True
+    return False
