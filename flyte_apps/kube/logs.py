@@ -290,10 +290,10 @@ class ReplicaReader:
                     fresh, delay = self._after_stream(progress=progress, broken=broken)
             if delay is None or self.stop.wait(delay):  # a bounded wait that a stop ends at once
                 return
-        # A broken stream of a pod that has ended since is read to its end (without follow).
 
     def _open(self, container: str) -> urllib3.BaseHTTPResponse:
         query: list[tuple[str, object]] = [("container", container), ("timestamps", True)]
+        # Not followed unless Running: a broken stream of a pod that has ended since is read to its end.
         if self.options.follow and _phase(self.pod) == PHASE_RUNNING:
             query.append(("follow", True))
         if not self.cursor.started and self.options.tail is not None:
