@@ -5,18 +5,14 @@ left out for a single ``--replica``), with ``--timestamps`` the kubelet's RFC 33
 the message, or with ``-o json`` one object per line (``replica``, ``timestamp`` or null,
 ``message``). Notes such as "scaled to zero" go to stderr. Exit codes are those of
 :mod:`flyte_apps.cli.common`; ``--follow`` ends by itself (0) once every replica is gone, or on
-Ctrl-C (130).
-
-Lines are formatted a batch at a time and written through one buffer that is flushed whenever no
-more lines are waiting (and when it grows large): a flush per line cost more than reading the line
-(``logs -f`` fell far behind a busy app), while flushing as soon as the readers are idle still
-shows a lone line at once to ``logs -f | jq``.
+Ctrl-C (130). Output is flushed whenever no more lines are waiting, not per line.
 """
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Annotated, Final, Literal
@@ -28,7 +24,6 @@ from flyte_apps.cli.common import (
     DEFAULT_PROJECT_DIR,
     DEFAULT_REQUEST_TIMEOUT,
     BaseDomainOption,
-    ClusterView,
     ConfigOption,
     ContextOption,
     DomainOption,
@@ -45,7 +40,6 @@ from flyte_apps.cli.common import (
     with_client,
 )
 from flyte_apps.cli.common import OutputFormat as OutputFormat
-from flyte_apps.core.logparse import LogLine
 from flyte_apps.core.printable import printable
 from flyte_apps.kube.logs import (
     DEFAULT_POLL_INTERVAL,
@@ -53,7 +47,6 @@ from flyte_apps.kube.logs import (
     LogBatch,
     LogOptions,
     Notice,
-    ReplicaLine,
     ReplicaLines,
     read_app,
     read_replica,
@@ -61,22 +54,15 @@ from flyte_apps.kube.logs import (
 from flyte_apps.kube.retry import DEFAULT_RETRY, RetryPolicy
 
 LogsFormat = Literal[OutputFormat.TEXT, OutputFormat.JSON]
+_FOLLOW_HELP: Final = "Keep streaming new lines, picking up replicas as they start; ends when none is left."
 NameArgument = Annotated[str, typer.Argument(help="The app's name (as in the stack config).")]
 ReplicaOption = Annotated[
     str | None,
     typer.Option("--replica", "-r", help="Only this replica (pod name); it must belong to the app."),
 ]
-FollowOption = Annotated[
-    bool,
-    typer.Option(
-        "--follow",
-        "-f",
-        help="Keep streaming new lines, picking up replicas as they start; ends when none is left.",
-    ),
-]
+FollowOption = Annotated[bool, typer.Option("--follow", "-f", help=_FOLLOW_HELP)]
 TailOption = Annotated[
-    int,
-    typer.Option("--tail", min=-1, help="Lines of history per replica to start with; -1 for all."),
+    int, typer.Option("--tail", min=-1, help="Lines of history per replica to start with; -1 for all.")
 ]
 TimestampsOption = Annotated[
     bool, typer.Option("--timestamps", help="Print each line's RFC 3339 timestamp before it.")
@@ -88,111 +74,68 @@ OutputOption = Annotated[
 
 @dataclass(frozen=True)
 class LineStyle:
-    """How a log line is printed."""
+    """How a log line is printed: ``prefix`` ``<replica> | `` (an app's text output, not one replica's)."""
 
     output: OutputFormat = OutputFormat.TEXT
     prefix: bool = True
-    """Prefix ``<replica> | `` (text output of an app, as opposed to one replica)."""
     timestamps: bool = False
 
 
 _FLUSH_AT: Final = 256 * 1024
 """Characters of formatted output held back at most, even while more lines are waiting."""
+_JSON: Final = json.JSONEncoder(ensure_ascii=False)
+"""The encoder ``json.dumps(..., ensure_ascii=False)`` builds at every call (it holds no state)."""
 
 
-def _shown(message: str) -> str:
-    """A log message for the terminal: control characters escaped, colour kept (like ``less -R``)."""
-    return printable(message, keep_colour=True)
+def json_lines(batch: ReplicaLines, _style: LineStyle) -> str:
+    """``-o json``: per line exactly ``json.dumps({"replica": ..., "timestamp": ..., "message": ...},
+    ensure_ascii=False)`` (the timestamp as the kubelet writes it, or null), and a newline."""
+    return "".join(
+        [
+            _JSON.encode({"replica": batch.replica, "timestamp": stamp, "message": message}) + "\n"
+            for message, stamp in batch.lines
+        ]
+    )
 
 
-def render_line(event: ReplicaLine, style: LineStyle) -> str:
-    """One output line for one log line (no newline)."""
-    return LineRenderer(style).line(event.replica, event.line)
-
-
-class LineRenderer:
-    """The output lines of log lines, a batch at a time, as ``style`` asks: per line, exactly
-    ``json.dumps({"replica": ..., "timestamp": ..., "message": ...}, ensure_ascii=False)`` (the
-    timestamp as the kubelet writes it, or null), or the text form."""
-
-    def __init__(self, style: LineStyle) -> None:
-        self.style = style
-
-    def render(self, batch: ReplicaLines) -> str:
-        """Every line of ``batch``, each followed by a newline."""
-        return "".join(f"{self.line(batch.replica, line)}\n" for line in batch.lines)
-
-    def line(self, replica: str, line: LogLine) -> str:
-        """One log line as printed (no newline)."""
-        stamp = None if line.timestamp is None else line.timestamp.rfc3339()
-        if self.style.output is OutputFormat.JSON:
-            record = {"replica": replica, "timestamp": stamp, "message": line.message}
-            return json.dumps(record, ensure_ascii=False)
-        prefix = f"{replica} | " if self.style.prefix else ""
-        if self.style.timestamps and stamp is not None:
-            return f"{prefix}{stamp} {_shown(line.message)}"
-        return f"{prefix}{_shown(line.message)}"
-
-
-class _Printer:
-    """Formatted lines held back until :meth:`flush`: written with ``typer.echo`` (so colour codes
-    are stripped as before when stdout is not a terminal), one write and one flush for many lines."""
-
-    def __init__(self, echo: Callable[..., None] = typer.echo) -> None:
-        self._echo = echo
-        self._parts: list[str] = []
-        self._size = 0
-
-    def add(self, text: str) -> None:
-        self._parts.append(text)
-        self._size += len(text)
-        if self._size >= _FLUSH_AT:
-            self.flush()
-
-    def flush(self) -> None:
-        if self._parts:
-            text, self._parts, self._size = "".join(self._parts), [], 0
-            self._echo(text, nl=False)
+def text_lines(batch: ReplicaLines, style: LineStyle) -> str:
+    """Text: ``[<replica> | ][<timestamp> ]<message>`` and a newline per line; control characters of
+    the message escaped, colour kept (like ``less -R``)."""
+    prefix, stamps = f"{batch.replica} | " if style.prefix else "", style.timestamps
+    return "".join(
+        [
+            f"{prefix}{stamp + ' ' if stamps and stamp else ''}{printable(message, keep_colour=True)}\n"
+            for message, stamp in batch.lines
+        ]
+    )
 
 
 def print_events(events: Generator[LogBatch, None, None], style: LineStyle) -> None:
-    """Print lines as they come, flushed whenever no more are waiting (:class:`CaughtUp`) and at
-    the end, Ctrl-C included (lines read are printed); notes go to stderr after the lines before
-    them. The source is closed however this ends."""
-    printer = _Printer()
-    render = LineRenderer(style).render
+    """Print lines as they come through one buffer, written with ``typer.echo`` (colour codes are
+    stripped when stdout is not a terminal) whenever no more lines are waiting (:class:`CaughtUp`),
+    at 256 KiB and at the end, Ctrl-C included; notes go to stderr after the lines before them. The
+    source is closed however this ends."""
+    encode = json_lines if style.output is OutputFormat.JSON else text_lines
+    held = io.StringIO()
+
+    def flush() -> None:
+        if held.tell():
+            typer.echo(held.getvalue(), nl=False)
+            held.seek(0)
+            held.truncate()
+
     try:
         with closing(events):
             for event in events:
                 if isinstance(event, ReplicaLines):
-                    printer.add(render(event))
-                elif isinstance(event, Notice):
-                    printer.flush()
-                    typer.echo(printable(event.message), err=True)
+                    if held.write(encode(event, style)) and held.tell() >= _FLUSH_AT:
+                        flush()
                 else:
-                    printer.flush()
+                    flush()
+                    if isinstance(event, Notice):
+                        typer.echo(printable(event.message), err=True)
     finally:
-        printer.flush()
-
-
-def show_logs(
-    view: ClusterView,
-    api: k8s.ApiClient,
-    *,
-    name: str,
-    project: str | None,
-    domain: str | None,
-    replica: str | None,
-    options: LogOptions,
-    style: LineStyle,
-) -> None:
-    """Resolve the app, then print its logs (or one replica's)."""
-    app = resolve_app(view, api, name=name, project=project, domain=domain)
-    if replica is not None:
-        events = read_replica(api, app=app, namespace=view.namespace, name=replica, options=options)
-    else:
-        events = read_app(api, app=app, namespace=view.namespace, options=options)
-    print_events(events, style)
+        flush()
 
 
 def register(
@@ -236,22 +179,17 @@ def register(
                 base_domain=base_domain,
                 request_timeout=request_timeout,
             )
-            options = LogOptions(
-                follow=follow,
-                tail=None if tail < 0 else tail,
-                poll_interval=poll_interval,
-                retry=view.retry(retry),
-            )
-            with_client(
-                view,
-                lambda api: show_logs(
-                    view,
-                    api,
-                    name=name,
-                    project=project,
-                    domain=domain,
-                    replica=replica,
-                    options=options,
-                    style=style,
-                ),
-            )
+            tail_lines = None if tail < 0 else tail
+            options = LogOptions(follow, tail_lines, poll_interval, retry=view.retry(retry))
+
+            def show(api: k8s.ApiClient) -> None:
+                app = resolve_app(view, api, name=name, project=project, domain=domain)
+                if replica is not None:
+                    events = read_replica(
+                        api, app=app, namespace=view.namespace, name=replica, options=options
+                    )
+                else:
+                    events = read_app(api, app=app, namespace=view.namespace, options=options)
+                print_events(events, style)
+
+            with_client(view, show)

@@ -17,22 +17,21 @@ import pytest
 from kubernetes import client
 
 from flyte_apps.core.config.models import AppId
-from flyte_apps.core.logparse import LogTime
 from flyte_apps.kube.api import get_pod
 from flyte_apps.kube.logs import (
     AppNotFound,
-    LogEvent,
+    LogBatch,
     LogOptions,
     LogStreamBroken,
     Notice,
     NoUserContainer,
-    ReplicaLine,
+    ReplicaLines,
     ReplicaNotFound,
+    ReplicaReader,
     list_replicas,
     pick_user_container,
-    replica_batches,
-    tail_app,
-    tail_replica,
+    read_app,
+    read_replica,
 )
 from flyte_apps.kube.retry import RetryPolicy
 from tests.fakes.kube_api import FakeKubeApi
@@ -58,11 +57,11 @@ def serving(server: FakeKubeApi, *, pods: int = 1) -> list[str]:
     return server.add_revision_pods(NS, KSVC, revision, count=pods)
 
 
-def lines_of(events: Iterator[LogEvent] | list[LogEvent]) -> list[tuple[str, str]]:
-    return [(e.replica, e.line.message) for e in events if isinstance(e, ReplicaLine)]
+def lines_of(events: Iterator[LogBatch] | list[LogBatch]) -> list[tuple[str, str]]:
+    return [(e.replica, line.message) for e in events if isinstance(e, ReplicaLines) for line in e.lines]
 
 
-def notices(events: list[LogEvent]) -> list[str]:
+def notices(events: list[LogBatch]) -> list[str]:
     return [e.message for e in events if isinstance(e, Notice)]
 
 
@@ -131,7 +130,7 @@ def test_logs_come_from_the_first_container_that_is_not_queue_proxy(
     for container in containers:
         kube_server.append_log(NS, pod, container, f"from {container}", at=at(1))
     assert pick_user_container(get_pod(kube_api, namespace=NS, name=pod)) == user
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FAST))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FAST))
     assert lines_of(events) == [(pod, f"from {user}")]
     assert [q["container"] for q in log_requests(kube_server)] == [user]
 
@@ -150,11 +149,12 @@ def test_log_request_asks_for_timestamps_and_the_last_1000_lines(
 ) -> None:
     [pod] = serving(kube_server)
     kube_server.append_log(NS, pod, "app", "hello", at=at(1.123456))
-    [event] = list(tail_app(kube_api, app=APP, namespace=NS, options=FAST))
-    assert isinstance(event, ReplicaLine)
+    [event] = list(read_app(kube_api, app=APP, namespace=NS, options=FAST))
+    assert isinstance(event, ReplicaLines)
     assert event.replica == pod
-    assert event.line.message == "hello"
-    assert event.line.timestamp == LogTime.parse("2024-01-01T00:00:01.123456Z")
+    assert [(line.message, line.timestamp) for line in event.lines] == [
+        ("hello", "2024-01-01T00:00:01.123456000Z")
+    ]
     assert log_requests(kube_server) == [{"container": "app", "timestamps": "true", "tailLines": "1000"}]
 
 
@@ -164,9 +164,9 @@ def test_tail_limits_history_and_none_reads_it_all(
     [pod] = serving(kube_server)
     for i in range(5):
         kube_server.append_log(NS, pod, "app", f"line {i}", at=at(i))
-    last_two = list(tail_app(kube_api, app=APP, namespace=NS, options=LogOptions(tail=2, retry=RETRY)))
+    last_two = list(read_app(kube_api, app=APP, namespace=NS, options=LogOptions(tail=2, retry=RETRY)))
     assert lines_of(last_two) == [(pod, "line 3"), (pod, "line 4")]
-    everything = list(tail_app(kube_api, app=APP, namespace=NS, options=LogOptions(tail=None, retry=RETRY)))
+    everything = list(read_app(kube_api, app=APP, namespace=NS, options=LogOptions(tail=None, retry=RETRY)))
     assert len(lines_of(everything)) == 5
     assert "tailLines" not in log_requests(kube_server)[-1]
 
@@ -177,7 +177,7 @@ def test_follow_is_asked_only_while_the_pod_is_running(
     [pod] = serving(kube_server)
     kube_server.append_log(NS, pod, "app", "done", at=at(1))
     kube_server.finish_pod(NS, pod)
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
     assert lines_of(events) == [(pod, "done")]
     assert "follow" not in log_requests(kube_server)[0]
 
@@ -213,12 +213,12 @@ def test_without_a_kservice_every_pod_labelled_for_it_is_a_replica(
 
 def test_missing_app_is_not_found(kube_server: FakeKubeApi, kube_api: client.ApiClient) -> None:
     with pytest.raises(AppNotFound, match="app proj/dev/myapp not found: no KService 'myapp-proj-dev'"):
-        list(tail_app(kube_api, app=APP, namespace=NS, options=FAST))
+        list(read_app(kube_api, app=APP, namespace=NS, options=FAST))
 
 
 def test_scaled_to_zero_app_says_so_and_ends(kube_server: FakeKubeApi, kube_api: client.ApiClient) -> None:
     serving(kube_server, pods=0)
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FAST))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FAST))
     assert events == [Notice("app proj/dev/myapp has no running replicas (scaled to zero)")]
 
 
@@ -229,7 +229,7 @@ def test_replica_that_has_not_started_is_reported_not_an_error(
     kube_server.append_log(NS, running, "app", "up", at=at(1))
     labels = {"serving.knative.dev/service": KSVC, "serving.knative.dev/revision": f"{KSVC}-00001"}
     kube_server.add_pod(NS, "zz-starting", labels=labels, containers=["queue-proxy", "app"], phase="Pending")
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FAST))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FAST))
     assert lines_of(events) == [(running, "up")]
     assert notices(events) == ["replica zz-starting has not started yet (ContainerCreating): no logs"]
 
@@ -240,9 +240,9 @@ def test_replica_that_has_not_started_is_reported_not_an_error(
 def test_a_replica_of_another_app_is_refused(kube_server: FakeKubeApi, kube_api: client.ApiClient) -> None:
     kube_server.add_pod(NS, "theirs", labels={"serving.knative.dev/service": "other-proj-dev"})
     with pytest.raises(ReplicaNotFound, match=r"pod 'flyte/theirs' is not a replica of app proj/dev/myapp"):
-        list(tail_replica(kube_api, app=APP, namespace=NS, name="theirs", options=FAST))
+        list(read_replica(kube_api, app=APP, namespace=NS, name="theirs", options=FAST))
     with pytest.raises(ReplicaNotFound, match=r"replica 'ghost' of app proj/dev/myapp not found"):
-        list(tail_replica(kube_api, app=APP, namespace=NS, name="ghost", options=FAST))
+        list(read_replica(kube_api, app=APP, namespace=NS, name="ghost", options=FAST))
     assert log_requests(kube_server) == []
 
 
@@ -254,7 +254,7 @@ def test_one_replica_of_an_old_revision_can_still_be_read(
     [old] = kube_server.add_revision_pods(NS, KSVC, first)
     kube_server.reconcile_kservice(NS, KSVC)
     kube_server.append_log(NS, old, "app", "still here", at=at(1))
-    events = list(tail_replica(kube_api, app=APP, namespace=NS, name=old, options=FAST))
+    events = list(read_replica(kube_api, app=APP, namespace=NS, name=old, options=FAST))
     assert lines_of(events) == [(old, "still here")]
 
 
@@ -279,7 +279,7 @@ def test_cut_stream_resumes_without_repeating_or_losing_lines(
 
         drive(finish_after_resume)
     options = FOLLOW if follow else FAST
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=options))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=options))
     assert lines_of(events) == [(pod, f"l{i}") for i in range(6)]
     first, resumed = log_requests(kube_server)[:2]
     assert first["tailLines"] == "1000"
@@ -294,7 +294,7 @@ def test_stream_that_keeps_breaking_gives_up_after_the_retry_budget(
     kube_server.append_log(NS, pod, "app", "never delivered", at=at(1))
     kube_server.cut_streams_after(0, times=100, path_contains="/log")
     with pytest.raises(LogStreamBroken, match=rf"replica 'flyte/{pod}' broke 3 times in a row"):
-        list(tail_app(kube_api, app=APP, namespace=NS, options=FAST))
+        list(read_app(kube_api, app=APP, namespace=NS, options=FAST))
     assert len(log_requests(kube_server)) == RETRY.attempts
 
 
@@ -307,7 +307,7 @@ def test_breaks_that_make_progress_do_not_use_up_the_budget(
     # Each stream breaks after two lines; a resumed one repeats the last line, so gives one new.
     kube_server.cut_streams_after(2, times=5, path_contains="/log")
     pod_obj = get_pod(kube_api, namespace=NS, name=pod)
-    batches = replica_batches(kube_api, pod_obj, namespace=NS, options=FAST)
+    batches = ReplicaReader(kube_api, pod_obj, NS, FAST).batches()
     lines = [line.message for batch in batches for line in batch]
     assert lines == [f"l{i}" for i in range(6)]
     assert len(log_requests(kube_server)) == 5  # the fifth stream has just two lines: not cut
@@ -334,7 +334,7 @@ def test_follow_interleaves_replicas_picks_up_new_ones_and_ends_when_all_finish(
             kube_server.finish_pod(NS, pod)
 
     drive(scenario)
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
     got = lines_of(events)
     assert sorted(got) == sorted(
         [
@@ -362,7 +362,7 @@ def test_following_a_scaled_to_zero_app_waits_for_a_replica(
         kube_server.delete(PODS, NS, started[0])  # scaled back down
 
     drive(scenario)
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
     assert notices(events) == [
         "app proj/dev/myapp has no running replicas (scaled to zero); "
         "waiting for a replica to start (Ctrl-C to stop)"
@@ -385,7 +385,7 @@ def test_following_waits_for_a_pending_replica_to_start(
         kube_server.finish_pod(NS, "cold")
 
     drive(scenario)
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FOLLOW))
     assert lines_of(events) == [("cold", "ready")]
     assert notices(events) == []
 
@@ -395,8 +395,8 @@ def test_closing_a_follow_stops_every_reader_thread(
 ) -> None:
     first, second = serving(kube_server, pods=2)
     kube_server.append_log(NS, first, "app", "hello")
-    events = tail_app(kube_api, app=APP, namespace=NS, options=FOLLOW)
-    assert lines_of([next(e for e in events if isinstance(e, ReplicaLine))]) == [(first, "hello")]
+    events = read_app(kube_api, app=APP, namespace=NS, options=FOLLOW)
+    assert lines_of([next(e for e in events if isinstance(e, ReplicaLines))]) == [(first, "hello")]
     wait_until(lambda: len(log_requests(kube_server)) == 2)
     events.close()
     readers: list[Any] = [t for t in threading.enumerate() if t.name.startswith("logs-")]
@@ -413,6 +413,6 @@ def test_replica_no_node_took_is_reported_not_an_empty_log(
     kube_server.add_pod(
         NS, "pending", labels=labels, containers=["queue-proxy", "app"], phase="Pending", node=None
     )
-    events = list(tail_app(kube_api, app=APP, namespace=NS, options=FAST))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FAST))
     assert notices(events) == ["replica pending has not started yet (not scheduled to a node): no logs"]
     assert lines_of(events) == []
