@@ -71,6 +71,8 @@ def log_requests(server: FakeKubeApi, pod: str | None = None) -> list[dict[str, 
 
 
 WAIT_S = 15.0
+WATCHDOG_S = 60.0
+"""A test that hangs ends when its fake cluster stops (long after every ``wait_until``)."""
 """How long a scenario waits for a condition: on a loaded machine the first log request of a test
 alone took 4-8 s, so a wait is cut only by the watchdog's 20 s, not by an assumption about speed."""
 
@@ -103,7 +105,7 @@ def start_pod(server: FakeKubeApi, name: str) -> None:
 
 @pytest.fixture(autouse=True)
 def watchdog(kube_server: FakeKubeApi) -> Iterator[None]:
-    timer = threading.Timer(20.0, kube_server.stop)
+    timer = threading.Timer(WATCHDOG_S, kube_server.stop)
     timer.daemon = True
     timer.start()
     yield
