@@ -274,33 +274,6 @@ def test_a_backlog_reaches_each_subscriber_in_order_and_a_full_buffer_keeps_the_
     assert sorted(dropped) == sorted(expected * 2)  # one per subscriber and event, in batches
 
 
-def test_a_subscriber_joining_while_events_are_held_back_gets_them_once(
-    kube_server: FakeKubeApi, make_hub: HubFactory
-) -> None:
-    """An event dispatched but not yet handed over (its batch is not full, more of the stream is
-    waiting) is already in the cache: a subscriber joining then has it in its snapshot, and only the
-    subscribers before it get it as an event. Driven through the hub's own event handler, as its
-    watch thread would call it, so that the event is certainly held back when ``subscribe`` runs."""
-    name = deploy(kube_server)
-    hub = make_hub()
-    early = hub.subscribe()
-    take(early, 1)
-    kservice = kube_server.get(KSERVICES, NS, name)
-    assert kservice is not None
-    kservice["metadata"]["resourceVersion"] = "held-back"
-    kservice["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
-    hub._handle("MODIFIED", kservice)  # the cluster makes no change: the hub's watch stays idle
-    late = hub.subscribe()
-    hub._flush_held()  # as the watch thread does once the stream has nothing more waiting
-    (snapshot,) = take(late, 1)
-    assert describe(snapshot) == ("create", "proj/dev/myapp")
-    assert snapshot.create_event.app.status.conditions[0].deployment_status == (
-        app_pb.Status.DEPLOYMENT_STATUS_ACTIVE
-    )
-    assert_quiet(late)
-    assert [describe(e) for e in take(early, 1)] == [("update", "proj/dev/myapp")]
-
-
 # --- recovery --------------------------------------------------------------------------------------
 
 
