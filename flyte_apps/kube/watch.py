@@ -7,16 +7,16 @@ apps as ``create_event``s atomically with its registration (nothing missed, noth
 
 A :class:`_ListWatch` per kind lists, then watches, in a thread of its own; after 410 Gone or a broken
 stream it lists again, and only the differences against its cache count. Each event is built once
-(treat it as read-only) and offered to every matching :class:`Subscription`'s buffer, never waiting for
-a reader. :class:`_Revisions` keeps replica counts, so that an event costs no API call (upstream GETs a
-Revision per event, (j)20, as the hub does where RBAC refuses list/watch on Revisions, saying so once).
-"""
+(treat it as read-only) and put, never waiting, in every matching :class:`Subscription`'s buffer; the
+readers are woken when the stream has nothing more waiting (or a batch has piled up). :class:`_Revisions`
+keeps replica counts, so an event costs no API call (upstream GETs a Revision per event, (j)20)."""
 
 from __future__ import annotations
 
 import http.client
 import json
 import logging
+import select
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -24,7 +24,7 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, Final, Generic, TypeVar, cast
+from typing import Any, Final, Generic, NamedTuple, TypeVar, cast
 
 import urllib3
 from flyteidl2.app import app_definition_pb2 as app_pb
@@ -46,8 +46,7 @@ log = logging.getLogger(__name__)
 DEFAULT_WATCH_TIMEOUT: Final = 300
 """Seconds the API server keeps one watch open before the hub resumes it (client-go's range)."""
 _CONNECT_TIMEOUT: Final = 10.0
-_READ_GRACE: Final = 15.0
-"""A watch is silent between events; the read timeout only has to outlast ``timeoutSeconds``."""
+_READ_GRACE: Final = 15.0  # a watch is silent between events: the read timeout outlasts timeoutSeconds
 _STREAM_ERRORS: Final = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError)
 """What a broken watch stream raises while it is read (ValueError: a read of a closed response)."""
 _HTTP_GONE: Final = 410
@@ -58,33 +57,26 @@ DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 """The backoff between watch rounds that fail: 0.2 s, doubling, at most 5 s (``attempts`` unused)."""
 
 _DROPPED: Final = "subscriber buffer full, dropping update for app: %s"
-_TargetKey = tuple[str | None, str | None, str | None]
+_WAKE_AT: Final = 16  # events a reader is left to pile up while more is waiting (at most half a buffer)
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class WatchTarget:
+class WatchTarget(NamedTuple):
     """Which apps a subscriber wants: each given field must match (none given: every app)."""
 
     project: str | None = None
     domain: str | None = None
     name: str | None = None
 
-    @property
-    def key(self) -> _TargetKey:
-        return (self.project, self.domain, self.name)
-
     def __str__(self) -> str:
-        shown = "/".join(part if part is not None else "*" for part in self.key)
-        return shown if self.key != (None, None, None) else "every app"
+        shown = "/".join(part if part is not None else "*" for part in self)
+        return shown if self != (None, None, None) else "every app"
 
 
-def _target_keys(app: app_pb.App) -> list[_TargetKey]:
-    """The keys of every target that matches ``app`` (each field given or left out)."""
-    ident = app.metadata.id
-    return [
-        (p, d, n) for p in (ident.project, None) for d in (ident.domain, None) for n in (ident.name, None)
-    ]
+def _targets(app: app_pb.App) -> list[WatchTarget]:
+    """Every target that matches ``app`` (each field given or left out), the exact one first."""
+    i = app.metadata.id
+    return [WatchTarget(p, d, n) for p in (i.project, None) for d in (i.domain, None) for n in (i.name, None)]
 
 
 def event_app(event: WatchResponse) -> app_pb.App:
@@ -104,10 +96,9 @@ class Subscription:
     keeps the oldest. ``offer`` and ``close`` are the hub's side; ``failure``: why the hub gave up."""
 
     def __init__(self, target: WatchTarget, capacity: int, snapshot: list[WatchResponse]) -> None:
-        self.target, self.capacity = target, capacity
-        self.dropped, self.closed = 0, False
+        self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
         self.failure: KubeError | None = None
-        self._cond = threading.Condition()
+        self._cond, self._wake_at = threading.Condition(), max(1, min(_WAKE_AT, capacity // 2))
         self._snapshot = deque(snapshot)
         self._events: deque[WatchResponse] = deque()
 
@@ -123,15 +114,22 @@ class Subscription:
             yield event
 
     def offer(self, event: WatchResponse) -> bool:
-        """Buffer a live event without blocking; False if the buffer is full and it was dropped."""
+        """Buffer a live event without blocking; False if the buffer is full and it was dropped. A
+        waiting reader is woken by :meth:`wake`, or once a batch of events has piled up."""
         with self._cond:
             if len(self._events) >= self.capacity and not self.closed:
                 self.dropped += 1
                 return False
             if not self.closed:
                 self._events.append(event)
-                self._cond.notify()
+                if len(self._events) >= self._wake_at:
+                    self._cond.notify()
             return True
+
+    def wake(self) -> None:
+        with self._cond:
+            if self._events:
+                self._cond.notify()
 
     def close(self, failure: KubeError | None = None) -> None:
         with self._cond:
@@ -160,6 +158,16 @@ def _parse(line: bytes) -> tuple[str, dict[str, Any]]:
     raise KubeBadResponse(msg)
 
 
+def _more_waiting(response: urllib3.BaseHTTPResponse) -> bool:
+    """Whether more of the stream has arrived (its socket is readable): no too soon, never yes."""
+    try:
+        poller = select.poll()
+        poller.register(response.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):  # no such socket (any more)
+        return False
+
+
 def _name_version(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return str(metadata.get("name") or ""), str(metadata.get("resourceVersion") or "")
@@ -169,7 +177,7 @@ def _name_version(obj: Mapping[str, Any]) -> tuple[str, str]:
 class _Watching:
     """What the list-then-watch loops of one hub share."""
 
-    client: Callable[[], k8s.ApiClient]
+    client: k8s.ApiClient
     namespace: str
     retry: RetryPolicy
     reconnect: RetryPolicy
@@ -194,11 +202,11 @@ class _ListWatch(Generic[T]):
         self.resource = custom_resource(c.KNATIVE_GROUP, self.plural)
         self.where = f"{self.resource} in namespace '{w.namespace}'"
         self.cache: dict[str, T] = {}
-        self.relists = 0
-        self.version = ""  # where the next watch starts; none: list first
+        self.relists, self.version = 0, ""  # version: where the next watch starts (none: list first)
         self.failures = self.bad = 0  # rounds in a row that failed; that ended on a bad answer
         self._response: urllib3.BaseHTTPResponse | None = None
-        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+        self.idle: Callable[[], None] = lambda: None  # called whenever no more of the stream is waiting
+        self.thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
 
     def refused(self, exc: KubeError) -> bool:  # noqa: ARG002
         return False
@@ -206,24 +214,22 @@ class _ListWatch(Generic[T]):
     def relist(self) -> None:
         """List everything (raises ``KubeError``) into the cache; the next watch starts from this list."""
         w = self.w
-        items, version = kube_apps.list_knative(w.client(), w.namespace, self.plural, retry=w.retry)
+        items, version = kube_apps.list_knative(w.client, w.namespace, self.plural, retry=w.retry)
         listed = {_name_version(obj)[0]: obj for obj in items}
         for obj in listed.values():
             self.handle("MODIFIED", obj)
         for name in [name for name in self.cache if name not in listed]:  # only this thread writes it
             self.handle("DELETED", {"metadata": {"name": name}})
         self.version, self.relists = version, self.relists + 1
-
-    def start(self) -> None:
-        self._thread.start()
+        self.idle()
 
     def stop(self, timeout: float) -> None:
         """Unblock a watch being read and wait for the thread (``stopping`` must already be set)."""
         with suppress(ValueError, RuntimeError, OSError):  # released meanwhile: nothing to unblock
             if (response := self._response) is not None:
                 response.shutdown()
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
+        if self.thread.ident is not None:
+            self.thread.join(timeout)
 
     def _run(self) -> None:
         while not self.w.stopping.is_set():
@@ -264,7 +270,7 @@ class _ListWatch(Generic[T]):
 
     def _watch_once(self) -> None:
         """One watch from ``version``, until the server ends it (or ``stop``)."""
-        api, ns = self.w.client(), self.w.namespace
+        api, ns = self.w.client, self.w.namespace
         try:
             response = call(
                 k8s.CustomObjectsApi(api).list_namespaced_custom_object,
@@ -293,6 +299,8 @@ class _ListWatch(Generic[T]):
                     return
                 if line.strip():
                     self._event(*_parse(line))
+                if not _more_waiting(response):
+                    self.idle()
         except ResponseTooLarge:
             raise  # an answer of the wrong shape, not a broken stream
         except _STREAM_ERRORS as exc:
@@ -300,6 +308,7 @@ class _ListWatch(Generic[T]):
                 msg = f"the stream broke ({str(exc) or type(exc).__name__})"
                 raise _Relist(msg) from exc
         finally:
+            self.idle()
             self._response = None
             response.close()
             response.release_conn()
@@ -358,7 +367,7 @@ class _Revisions(_ListWatch[int]):
         if failure is not None:
             what = f"listing {kube_apps.REVISIONS} in namespace {self.w.namespace}"
             log.warning("%s: %s; reading Revisions one by one until it works", what, failure)
-        self.start()
+        self.thread.start()
 
 
 class _KServices(_ListWatch[tuple[str, app_pb.App]]):
@@ -369,12 +378,7 @@ class _KServices(_ListWatch[tuple[str, app_pb.App]]):
 
     def __init__(self, w: _Watching, to_app: Callable[..., app_pb.App | None], publish: Callable[..., None]):
         super().__init__(w)
-        self.lock = threading.Lock()
-        self._to_app, self._publish = to_app, publish
-
-    def apps(self) -> list[app_pb.App]:
-        """The apps, sorted by identity (hold ``lock``)."""
-        return sorted((app for _, app in self.cache.values()), key=lambda app: _target_keys(app)[0])
+        self.lock, self._to_app, self._publish = threading.Lock(), to_app, publish
 
     def handle(self, kind: str, obj: dict[str, Any]) -> None:
         name, version = _name_version(obj)
@@ -394,9 +398,8 @@ class WatchHub:
     """One list-then-watch of every KService in ``namespace``, feeding all subscribers.
 
     ``start`` lists (a cluster that cannot be reached or read fails there, as a ``KubeError``), then
-    watches in the background until ``stop``, with no label selector: a KService that loses
-    ``flyte.org/app-managed`` is a modification, which makes a delete event. ``retry`` governs each API
-    call, ``reconnect`` the backoff between rounds that fail."""
+    watches until ``stop``, with no label selector: a KService that loses ``flyte.org/app-managed`` is a
+    modification, which makes a delete event. ``retry`` governs each API call, ``reconnect`` the backoff."""
 
     def __init__(
         self,
@@ -415,17 +418,17 @@ class WatchHub:
         if buffer_size < 1:
             msg = "buffer_size must be at least 1"
             raise ValueError(msg)
-        self.namespace, self._factory, self._buffer_size = namespace, client_factory, buffer_size
+        self.namespace, self._api, self._buffer_size = namespace, client_factory(), buffer_size
         to_app = partial(status.kservice_to_app, base_domain=base_domain, scheme=scheme)
         self._convert = partial(to_app, ingress_apps_port=ingress_apps_port)
         self._stopping = threading.Event()
         self._retry = replace(retry, sleep=self._wait)
-        self._subscriptions: dict[_TargetKey, list[Subscription]] = {}  # by target, under _kservices.lock
+        self._subscriptions: dict[WatchTarget, list[Subscription]] = {}  # under _kservices.lock
         self._failure: KubeError | None = None
-        self._api: k8s.ApiClient | None = None
         reconnect, timeout = replace(reconnect, sleep=self._wait), watch_timeout_seconds
-        w = _Watching(self._client, namespace, self._retry, reconnect, timeout, self._stopping, self._give_up)
+        w = _Watching(self._api, namespace, self._retry, reconnect, timeout, self._stopping, self._give_up)
         self._kservices = _KServices(w, self._to_app, self._publish)
+        self._kservices.idle = self._wake
         self._revisions = _Revisions(w) if read_replicas else None
 
     def start(self) -> None:
@@ -435,11 +438,11 @@ class WatchHub:
             self._kservices.relist()
         except BaseException:
             self._stopping.set()
-            self._close_client()
+            cast(Callable[[], None], self._api.close)()
             raise
         if self._revisions is not None:
             self._revisions.launch(revisions_failure)
-        self._kservices.start()
+        self._kservices.thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop watching, end every subscription and close the client."""
@@ -448,7 +451,7 @@ class WatchHub:
         for loop in loops:
             loop.stop(timeout)
         self._close_subscriptions(None)
-        self._close_client()
+        cast(Callable[[], None], self._api.close)()  # again after a failed ``start``: harmless
 
     @property
     def relists(self) -> int:
@@ -464,19 +467,20 @@ class WatchHub:
         """Register a subscriber; it first gets every matching app as a ``create_event``."""
         target = target or WatchTarget()
         with self._kservices.lock:
-            apps = [app for app in self._kservices.apps() if target.key in _target_keys(app)]
+            entries = self._kservices.cache.values()
+            apps = sorted((a for _, a in entries if target in _targets(a)), key=lambda a: _targets(a)[0])
             snapshot = [WatchResponse(create_event=payload_pb.CreateEvent(app=app)) for app in apps]
             subscription = Subscription(target, self._buffer_size, snapshot)
             if self._stopping.is_set():
                 subscription.close(self._failure)
             else:
-                self._subscriptions.setdefault(target.key, []).append(subscription)
+                self._subscriptions.setdefault(target, []).append(subscription)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
         """No more events for ``subscription``; its iteration ends after what is buffered."""
         with self._kservices.lock:
-            same_target = self._subscriptions.get(subscription.target.key, [])
+            same_target = self._subscriptions.get(subscription.target, [])
             if subscription in same_target:
                 same_target.remove(subscription)
         subscription.close()
@@ -490,7 +494,7 @@ class WatchHub:
         if self._revisions is not None and (revision := status.latest_ready_revision(obj)) is not None:
             replicas = self._revisions.cache.get(revision)
             if replicas is None:  # not in the cache (yet)
-                replicas = kube_apps.current_replicas(self._client(), self.namespace, obj, retry=self._retry)
+                replicas = kube_apps.current_replicas(self._api, self.namespace, obj, retry=self._retry)
         try:
             return self._convert(obj, current_replicas=replicas, now=datetime.now(UTC))
         except status.AppConversionError as exc:
@@ -499,7 +503,7 @@ class WatchHub:
 
     def _publish(self, old: app_pb.App | None, new: app_pb.App | None) -> None:
         """The events of one KService going from ``old`` to ``new`` (under ``_kservices.lock``)."""
-        if old is not None and new is not None and _target_keys(old)[0] == _target_keys(new)[0]:
+        if old is not None and new is not None and _targets(old)[0] == _targets(new)[0]:
             update = payload_pb.UpdateEvent(updated_app=new, old_app=old)
             self._send(new, partial(WatchResponse, update_event=update))
             return
@@ -511,11 +515,18 @@ class WatchHub:
     def _send(self, app: app_pb.App, make: Callable[[], WatchResponse]) -> None:
         """Offer the event, built once, to every subscription whose target matches ``app``."""
         event = None
-        for key in _target_keys(app):
+        for key in _targets(app):
             for subscription in self._subscriptions.get(key, ()):
                 event = make() if event is None else event
                 if not subscription.offer(event):
                     log.warning(_DROPPED, status.app_key(app.metadata.id))
+
+    def _wake(self) -> None:
+        """The stream has nothing more waiting: wake every reader with events in its buffer."""
+        with self._kservices.lock:
+            subscriptions = [s for same_target in self._subscriptions.values() for s in same_target]
+        for subscription in subscriptions:
+            subscription.wake()
 
     def _wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)  # a backoff, ended early by ``stop``
@@ -531,13 +542,3 @@ class WatchHub:
             subscriptions, self._subscriptions = self._subscriptions, {}
         for subscription in [s for same_target in subscriptions.values() for s in same_target]:
             subscription.close(failure)
-
-    def _client(self) -> k8s.ApiClient:
-        if self._api is None:  # first called by ``start``, before any thread runs
-            self._api = self._factory()
-        return self._api
-
-    def _close_client(self) -> None:
-        api, self._api = self._api, None
-        if api is not None:
-            cast(Callable[[], None], api.close)()
