@@ -603,6 +603,7 @@ def profile_main(args: argparse.Namespace) -> None:
     from bench._fake_cluster import deploy_apps, running_fake
 
     workdir = Path(tempfile.mkdtemp(prefix="flyte-apps-watch-profile-"))
+    stalled = min(STALLED, args.subscribers - 1)
     pstats_file = workdir / "hub.prof"
     runner = ["-m", "bench._cprofile_threads", "--out", str(pstats_file)]
     with running_fake(workdir) as server:
@@ -616,10 +617,11 @@ def profile_main(args: argparse.Namespace) -> None:
             tag="profile",
             read_replicas=args.read_replicas,
             subscribers=args.subscribers,
+            stalled=stalled,
             runner=runner,
         )
     print(
-        f"{hub.events:,} events: {hub.events_per_s:,.0f} events/s to each of {args.subscribers - STALLED} "
+        f"{hub.events:,} events: {hub.events_per_s:,.0f} events/s to each of {args.subscribers - stalled} "
         f"readers under the profiler; pstats in {pstats_file}",
         file=sys.stderr,
     )

@@ -59,6 +59,7 @@ DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 _DROPPED: Final = "subscriber buffer full, dropping update for app: %s"
 _WAKE_AT: Final = 16  # events a reader is left to pile up while more is waiting (at most half a buffer)
 T = TypeVar("T")
+_Key = tuple[str | None, str | None, str | None]  # a WatchTarget's fields: the target is its own key
 
 
 class WatchTarget(NamedTuple):
@@ -73,10 +74,10 @@ class WatchTarget(NamedTuple):
         return shown if self != (None, None, None) else "every app"
 
 
-def _targets(app: app_pb.App) -> list[WatchTarget]:
+def _targets(app: app_pb.App) -> list[_Key]:
     """Every target that matches ``app`` (each field given or left out), the exact one first."""
     i = app.metadata.id
-    return [WatchTarget(p, d, n) for p in (i.project, None) for d in (i.domain, None) for n in (i.name, None)]
+    return [(p, d, n) for p in (i.project, None) for d in (i.domain, None) for n in (i.name, None)]
 
 
 def event_app(event: WatchResponse) -> app_pb.App:
@@ -174,9 +175,7 @@ def _name_version(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class _Watching:
-    """What the list-then-watch loops of one hub share."""
-
+class _Watching:  # what the list-then-watch loops of one hub share
     client: k8s.ApiClient
     namespace: str
     retry: RetryPolicy
@@ -423,7 +422,7 @@ class WatchHub:
         self._convert = partial(to_app, ingress_apps_port=ingress_apps_port)
         self._stopping = threading.Event()
         self._retry = replace(retry, sleep=self._wait)
-        self._subscriptions: dict[WatchTarget, list[Subscription]] = {}  # under _kservices.lock
+        self._subscriptions: dict[_Key, list[Subscription]] = {}  # by target, under _kservices.lock
         self._failure: KubeError | None = None
         reconnect, timeout = replace(reconnect, sleep=self._wait), watch_timeout_seconds
         w = _Watching(self._api, namespace, self._retry, reconnect, timeout, self._stopping, self._give_up)
