@@ -8,10 +8,12 @@ the hub's relist finds against its cache.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from flyteidl2.app.app_payload_pb2 import WatchResponse
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.status import app_key
+from flyte_apps.kube import watch
 from flyte_apps.kube.errors import KubeError, KubeForbidden
 from flyte_apps.kube.retry import RetryPolicy
 from flyte_apps.kube.target import KubeTarget, build_api_client
@@ -112,6 +115,10 @@ def wait_until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
+def readers_have(received: list[list[WatchResponse]], count: int) -> bool:
+    return all(len(got) == count for got in received)
+
+
 def watch_requests(server: FakeKubeApi) -> int:
     return sum(1 for r in server.requests_matching("GET", "/services") if r.query.get("watch") == "true")
 
@@ -196,6 +203,31 @@ def test_subscriptions_are_keyed_by_full_identity_not_name(
     assert_quiet(other)
 
 
+def test_a_kservice_that_comes_to_hold_another_app_is_a_delete_for_one_and_a_create_for_the_other(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    """Routing is by the identity the KService holds (``flyte.org/app-id``), not by its name."""
+    name = deploy(kube_server)
+    hub = make_hub()
+    mine = hub.subscribe(WatchTarget(project="proj", domain="dev", name="myapp"))
+    theirs = hub.subscribe(WatchTarget(project="other", domain="dev", name="myapp"))
+    everything = hub.subscribe()
+    take(mine, 1)
+    take(everything, 1)
+    kube_server.patch(
+        KSERVICES, NS, name, {"metadata": {"annotations": {c.ANNOTATION_APP_ID: "other/dev/myapp"}}}
+    )
+    assert [describe(e) for e in take(mine, 1)] == [("delete", "proj/dev/myapp")]
+    assert [describe(e) for e in take(theirs, 1)] == [("create", "other/dev/myapp")]
+    assert [describe(e) for e in take(everything, 2)] == [
+        ("delete", "proj/dev/myapp"),
+        ("create", "other/dev/myapp"),
+    ]
+    touch(kube_server, name, "x")
+    assert [describe(e) for e in take(theirs, 1)] == [("update", "other/dev/myapp")]
+    assert_quiet(mine)
+
+
 def test_subscription_without_target_gets_every_app(kube_server: FakeKubeApi, make_hub: HubFactory) -> None:
     deploy(kube_server)
     theirs = deploy(kube_server, project="other")
@@ -274,31 +306,43 @@ def test_a_backlog_reaches_each_subscriber_in_order_and_a_full_buffer_keeps_the_
     assert sorted(dropped) == sorted(expected * 2)  # one per subscriber and event, in batches
 
 
-def test_a_subscriber_joining_while_events_are_held_back_gets_them_once(
-    kube_server: FakeKubeApi, make_hub: HubFactory
+def test_a_stalled_subscriber_keeps_its_oldest_events_while_readers_get_every_one(
+    kube_server: FakeKubeApi, make_hub: HubFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """An event dispatched but not yet handed over (its batch is not full, more of the stream is
-    waiting) is already in the cache: a subscriber joining then has it in its snapshot, and only the
-    subscribers before it get it as an event. Driven through the hub's own event handler, as its
-    watch thread would call it, so that the event is certainly held back when ``subscribe`` runs."""
+    """A subscriber that never reads holds the snapshot and the first ``buffer_size`` live events; the
+    later ones are dropped for it alone (counted, a warning each), readers in their own threads get
+    all of them (each change waits for them: a burst larger than a buffer, delivered before a reader
+    runs, would be dropped for it too), and once the stalled one has read its buffer it gets new
+    events again."""
     name = deploy(kube_server)
-    hub = make_hub()
-    early = hub.subscribe()
-    take(early, 1)
-    kservice = kube_server.get(KSERVICES, NS, name)
-    assert kservice is not None
-    kservice["metadata"]["resourceVersion"] = "held-back"
-    kservice["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
-    hub._handle("MODIFIED", kservice)  # the cluster makes no change: the hub's watch stays idle
-    late = hub.subscribe()
-    hub._flush_held()  # as the watch thread does once the stream has nothing more waiting
-    (snapshot,) = take(late, 1)
-    assert describe(snapshot) == ("create", "proj/dev/myapp")
-    assert snapshot.create_event.app.status.conditions[0].deployment_status == (
-        app_pb.Status.DEPLOYMENT_STATUS_ACTIVE
-    )
-    assert_quiet(late)
-    assert [describe(e) for e in take(early, 1)] == [("update", "proj/dev/myapp")]
+    hub = make_hub(buffer_size=3)
+    stalled = hub.subscribe()
+    readers = [hub.subscribe() for _ in range(3)]
+    received: list[list[WatchResponse]] = [[] for _ in readers]
+    threads = [
+        threading.Thread(target=got.extend, args=(r,)) for r, got in zip(readers, received, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    with caplog.at_level(logging.WARNING, logger="flyte_apps.kube"):
+        for count in range(2, 12):  # one change at a time: a reader's buffer never fills
+            touch(kube_server, name, str(count))
+            wait_until(partial(readers_have, received, count), f"every reader's {count} events")
+    assert [r.dropped for r in readers] == [0, 0, 0]
+    assert stalled.dropped == 7
+    assert caplog.text.count("subscriber buffer full, dropping update for app: proj/dev/myapp") == 7
+    kept = take(stalled, 4)
+    assert describe(kept[0]) == ("create", "proj/dev/myapp")
+    assert all(a is b for a, b in zip(kept[1:], received[0][1:4], strict=True))  # the oldest live ones
+    assert_quiet(stalled)
+    touch(kube_server, name, "after")
+    (again,) = take(stalled, 1)
+    wait_until(lambda: all(len(got) == 12 for got in received), "every reader's last event")
+    assert again is received[0][11]
+    for reader in readers:
+        hub.unsubscribe(reader)
+    for thread in threads:
+        thread.join(EVENT_TIMEOUT)
 
 
 # --- recovery --------------------------------------------------------------------------------------
@@ -335,6 +379,32 @@ def test_in_stream_410_relists_without_loss_or_duplicates(
     assert hub.relists == 2
     touch(kube_server, first, "after")  # and the hub watches again
     assert [describe(e) for e in take(subscription, 1)] == [("update", "proj/dev/myapp")]
+
+
+def test_a_relist_after_410_emits_only_what_changed_while_the_watch_was_gone(
+    kube_server: FakeKubeApi, make_hub: HubFactory
+) -> None:
+    """The relist finds five apps, four of them at the resourceVersion the hub holds: they make no
+    event; the one changed meanwhile is an update from the state the hub had."""
+    names = [deploy(kube_server, name=f"app{i}") for i in range(5)]
+    make_ready(kube_server, names[2])
+    hub = make_hub()
+    subscription = hub.subscribe()
+    take(subscription, 5)
+    wait_until(lambda: kube_server.open_watches == HUB_WATCHES, "the hub's watches")
+    kube_server.add_latency(0.3, times=1, method="GET", path_contains="/services")  # holds the relist back
+    kube_server.compact_history()
+    assert kube_server.expire_watches() == HUB_WATCHES
+    kube_server.patch(KSERVICES, NS, names[2], {"status": {"conditions": []}}, status=True)
+
+    (event,) = take(subscription, 1)
+    assert describe(event) == ("update", "proj/dev/app2")
+    assert [cond.deployment_status for cond in event.update_event.old_app.status.conditions] == [
+        app_pb.Status.DEPLOYMENT_STATUS_ACTIVE
+    ]
+    assert list(event.update_event.updated_app.status.conditions) == []
+    assert_quiet(subscription)
+    assert hub.relists == 2
 
 
 def test_http_410_on_rewatch_relists_without_loss_or_duplicates(
@@ -374,6 +444,26 @@ def test_dropped_connection_relists_without_loss_or_duplicates(
     assert hub.relists == 2
     kube_server.delete(KSERVICES, NS, first)
     assert [describe(e) for e in take(subscription, 1)] == [("delete", "proj/dev/myapp")]
+
+
+def test_a_watch_line_longer_than_its_bound_is_a_bad_answer_and_ends_the_hub(
+    kube_server: FakeKubeApi, make_hub: HubFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a line longer than ``MAX_EVENT_BYTES`` (a ``ResponseTooLarge``, a ``ValueError``)
+    was taken for a broken stream, so the hub listed again and read the same line forever, never
+    giving up. It is an answer of the wrong shape: ``MAX_BAD_ROUNDS`` of them in a row end the hub."""
+    monkeypatch.setattr(watch, "MAX_EVENT_BYTES", 1024)
+    deploy(kube_server)
+    line = json.dumps({"type": "ADDED", "object": {"padding": "x" * 4096}}) + "\n"
+    kube_server.serve_raw_next("watch=true", 200, line, times=None)
+    hub = make_hub(read_replicas=False)
+    subscription = hub.subscribe()
+    take(subscription, 1)
+    wait_until(lambda: subscription.closed, "the hub to give up")
+    assert str(subscription.failure).startswith(
+        "watch of services.serving.knative.dev in namespace 'flyte' gave up after 5 bad responses in a row"
+    )
+    assert "a line of the stream is larger than 1,024 bytes" in str(subscription.failure)
 
 
 def test_watch_that_times_out_resumes_without_relisting(
