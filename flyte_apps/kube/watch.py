@@ -7,9 +7,9 @@ apps as ``create_event``s atomically with its registration (nothing missed, noth
 
 A :class:`_ListWatch` per kind lists, then watches, in a thread of its own; after 410 Gone or a broken
 stream it lists again, and only the differences against its cache count. Each event is built once
-(treat it as read-only) and put, never waiting, in every matching :class:`Subscription`'s buffer; the
-readers are woken when the stream has nothing more waiting (or a batch has piled up). :class:`_Revisions`
-keeps replica counts, so an event costs no API call (upstream GETs a Revision per event, (j)20)."""
+(treat it as read-only) and put in every matching :class:`Subscription`'s bounded buffer (which
+says what a full one does). :class:`_Revisions` keeps replica counts, so an event costs no API call
+(upstream GETs a Revision per event, (j)20)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,7 @@ DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 
 _DROPPED: Final = "subscriber buffer full, dropping update for app: %s"
 _WAKE_AT: Final = 16  # events a reader is left to pile up while more is waiting (at most half a buffer)
+_ROOM_WAIT_S: Final = 1.0  # how long a full buffer holds the hub up for its reader (Subscription)
 T = TypeVar("T")
 _Key = tuple[str | None, str | None, str | None]  # a WatchTarget's fields: the target is its own key
 
@@ -83,23 +84,25 @@ def _targets(app: app_pb.App) -> list[_Key]:
 def event_app(event: WatchResponse) -> app_pb.App:
     """The app an event is about (the updated one for an update)."""
     kind = event.WhichOneof("event")
-    if kind == "update_event":
-        return event.update_event.updated_app
-    return event.create_event.app if kind == "create_event" else event.delete_event.app
+    return event.update_event.updated_app if kind == "update_event" else getattr(event, kind).app
 
 
 class Subscription:
     """One subscriber's events: the snapshot it joined with, then live events in a bounded buffer.
 
-    ``get`` returns the next event, or None on timeout or once closed and drained (what was buffered
-    before the close is still delivered). A live event that finds ``capacity`` events buffered (the
-    snapshot does not count) is dropped for this subscriber and counted in ``dropped``: a full buffer
-    keeps the oldest. ``offer`` and ``close`` are the hub's side; ``failure``: why the hub gave up."""
+    ``get`` returns the next event, or None on timeout or once closed and drained. A live event that
+    finds ``capacity`` events buffered (the snapshot does not count) waits up to ``_ROOM_WAIT_S`` for
+    the reader to read half of them, so a reader that keeps reading loses nothing; after a wait runs
+    out the subscriber is lagging, and events that find its buffer full are dropped (counted in
+    ``dropped``; the oldest are kept) until it has read half of it. ``offer`` and ``close`` are the
+    hub's side; ``failure``: why the hub gave up."""
 
     def __init__(self, target: WatchTarget, capacity: int, snapshot: list[WatchResponse]) -> None:
         self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
         self.failure: KubeError | None = None
-        self._cond, self._wake_at = threading.Condition(), max(1, min(_WAKE_AT, capacity // 2))
+        lock = threading.Lock()
+        self._cond, self._room = threading.Condition(lock), threading.Condition(lock)
+        self._wake_at, self._lagging = max(1, min(_WAKE_AT, capacity // 2)), False
         self._snapshot = deque(snapshot)
         self._events: deque[WatchResponse] = deque()
 
@@ -108,16 +111,27 @@ class Subscription:
             self._cond.wait_for(lambda: self._snapshot or self._events or self.closed, timeout)
             if self._snapshot:
                 return self._snapshot.popleft()
-            return self._events.popleft() if self._events else None
+            if not self._events:
+                return None
+            event = self._events.popleft()
+            if len(self._events) <= self.capacity // 2:  # room again (half, so not one by one)
+                self._lagging = False
+                self._room.notify()
+            return event
 
     def __iter__(self) -> Iterator[WatchResponse]:
         while (event := self.get()) is not None:
             yield event
 
     def offer(self, event: WatchResponse) -> bool:
-        """Buffer a live event without blocking; False if the buffer is full and it was dropped. A
-        waiting reader is woken by :meth:`wake`, or once a batch of events has piled up."""
+        """Buffer a live event, waiting for room unless lagging; False if it was dropped. A waiting
+        reader is woken by :meth:`wake`, once a batch of events has piled up, or when the buffer is full."""
         with self._cond:
+            if len(self._events) >= self.capacity and not self.closed and not self._lagging:
+                room = self._room.wait_for(
+                    lambda: len(self._events) <= self.capacity // 2 or self.closed, _ROOM_WAIT_S
+                )
+                self._lagging = not room
             if len(self._events) >= self.capacity and not self.closed:
                 self.dropped += 1
                 return False
@@ -137,6 +151,7 @@ class Subscription:
             self.closed = True
             self.failure = self.failure or failure
             self._cond.notify_all()
+            self._room.notify_all()
 
 
 class _Relist(Exception):
