@@ -4,6 +4,8 @@ means, and how domain errors become exit codes (and nothing else does)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -189,26 +191,72 @@ _MAX_TIMEOUT_DIGITS: Final = 12
 """A bare number of seconds longer than this is refused before it is multiplied (about 31,000 years)."""
 
 
-def load_view(
-    *,
-    stack: str | None,
-    config: Path | None,
-    project_dir: Path,
-    kubeconfig: str | None,
-    context: str | None,
-    namespace: str | None,
-    base_domain: str | None,
-    request_timeout: str = DEFAULT_REQUEST_TIMEOUT,
-) -> ClusterView:
+@dataclass(frozen=True)
+class ClusterFlags:
+    """The options every command that reads the cluster takes, from ``--stack`` to ``--request-timeout``
+    (:func:`cluster_options` adds them to a command)."""
+
+    stack: str | None = None
+    config: Path | None = None
+    project_dir: Path = DEFAULT_PROJECT_DIR
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    base_domain: str | None = None
+    request_timeout: str = DEFAULT_REQUEST_TIMEOUT
+
+
+def cluster_options(stack: Any = LiveStackOption) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A command that takes a ``flags: ClusterFlags`` parameter gets, in its place, the eight options
+    of :class:`ClusterFlags` (``stack``: the annotated type of its ``--stack``); typer sees them as
+    the command's own, and the command is called with them gathered into ``flags``."""
+    annotations = {
+        "stack": stack,
+        "config": ConfigOption,
+        "project_dir": ProjectDirOption,
+        "kubeconfig": KubeconfigOption,
+        "context": ContextOption,
+        "namespace": NamespaceOption,
+        "base_domain": BaseDomainOption,
+        "request_timeout": RequestTimeoutOption,
+    }
+    defaults = ClusterFlags()
+
+    def add_options(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for param in signature.parameters.values():
+            if param.name != "flags":
+                params.append(param)
+                continue
+            params += [
+                inspect.Parameter(name, param.kind, annotation=kind, default=getattr(defaults, name))
+                for name, kind in annotations.items()
+            ]
+
+        @functools.wraps(command)
+        def with_flags(**given: Any) -> None:
+            flags = ClusterFlags(**{name: given.pop(name) for name in annotations})
+            command(**given, flags=flags)
+
+        with_flags.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        with_flags.__annotations__ = {p.name: p.annotation for p in params}
+        return with_flags
+
+    return add_options
+
+
+def load_view(flags: ClusterFlags) -> ClusterView:
     """Read the platform settings from ``--stack``/``--config`` when one is given (else Flyte's
-    defaults), then apply ``--namespace``/``--base-domain`` on top; ``request_timeout`` is
-    ``--request-timeout``'s text."""
+    defaults), then apply ``--namespace``/``--base-domain`` on top."""
     from flyte_apps.cli.stackfile import plan_stack_files
     from flyte_apps.core.stack import load_stack_config
     from flyte_apps.kube.target import KubeTarget
 
+    stack, config, project_dir = flags.stack, flags.config, flags.project_dir
+    namespace, base_domain, kubeconfig = flags.namespace, flags.base_domain, flags.kubeconfig
     refuse_stack_and_config(stack, config)
-    timeout = parse_request_timeout(request_timeout)
+    timeout = parse_request_timeout(flags.request_timeout)
     raw: dict[str, object] = {}
     plan: StackPlan | None = None
     if stack is not None or config is not None:
@@ -230,7 +278,7 @@ def load_view(
         default_project=_stack_default(raw, "project"),
         default_domain=_stack_default(raw, "domain"),
         plan=plan,
-        target=KubeTarget(kubeconfig=kubeconfig, context=context),
+        target=KubeTarget(kubeconfig=kubeconfig, context=flags.context),
         stack_target=KubeTarget()
         if kubeconfig
         else stack_target(raw, project_dir, source=str(config or stack)),

@@ -16,22 +16,15 @@ import typer
 from google.protobuf.message import DecodeError
 
 from flyte_apps.cli.common import (
-    DEFAULT_PROJECT_DIR,
-    DEFAULT_REQUEST_TIMEOUT,
     EXIT_NOT_FOUND,
     EXIT_USAGE,
     AppsArgument,
-    BaseDomainOption,
+    ClusterFlags,
     ClusterView,
-    ConfigOption,
-    ContextOption,
     DomainOption,
-    KubeconfigOption,
-    NamespaceOption,
-    ProjectDirOption,
     ProjectOption,
-    RequestTimeoutOption,
     TargetStackOption,
+    cluster_options,
     fail,
     load_view,
     translate_errors,
@@ -79,7 +72,7 @@ class Outcome:
 
 def register(app: typer.Typer) -> None:
     """Add ``import`` to the ``flyte-apps`` command line."""
-    app.command("import")(import_apps)
+    app.command("import")(cluster_options(TargetStackOption)(import_apps))
 
 
 def import_apps(
@@ -87,31 +80,16 @@ def import_apps(
     *,
     project: ProjectOption = None,
     domain: DomainOption = None,
-    stack: TargetStackOption = None,
-    config: ConfigOption = None,
-    project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
-    namespace: NamespaceOption = None,
-    base_domain: BaseDomainOption = None,
-    request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
+    flags: ClusterFlags,
     dry_run: DryRunOption = False,
     exact_only: ExactOnlyOption = False,
 ) -> None:
     """Write the apps Flyte runs into the stack file with `adopt`, for `pulumi up` to take them over."""
     with translate_errors():
+        stack, config, project_dir = flags.stack, flags.config, flags.project_dir
         if stack is None and config is None:
             fail(EXIT_USAGE, "give --stack or --config: the stack file the apps are written into")
-        view = load_view(
-            stack=stack,
-            config=config,
-            project_dir=project_dir,
-            kubeconfig=kubeconfig,
-            context=context,
-            namespace=namespace,
-            base_domain=base_domain,
-            request_timeout=request_timeout,
-        )
+        view = load_view(flags)
         path = config if config is not None else project_dir / stack_file_name(stack or DEFAULT_STACK)
         settings = view.plan.platform.settings if view.plan is not None else view.platform.settings
         if not settings.adopt_namespace and not settings.retain_namespace:

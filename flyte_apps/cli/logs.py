@@ -21,18 +21,10 @@ import typer
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
-    DEFAULT_PROJECT_DIR,
-    DEFAULT_REQUEST_TIMEOUT,
-    BaseDomainOption,
-    ConfigOption,
-    ContextOption,
+    ClusterFlags,
     DomainOption,
-    KubeconfigOption,
-    LiveStackOption,
-    NamespaceOption,
-    ProjectDirOption,
     ProjectOption,
-    RequestTimeoutOption,
+    cluster_options,
     load_view,
     output_option,
     resolve_app,
@@ -147,6 +139,7 @@ def register(
     """Add ``logs`` to ``app``; ``poll_interval`` and ``retry`` are there for tests."""
 
     @app.command("logs")
+    @cluster_options()
     def logs(
         name: NameArgument,
         *,
@@ -157,28 +150,12 @@ def register(
         tail: TailOption = DEFAULT_TAIL_LINES,
         timestamps: TimestampsOption = False,
         output: OutputOption = OutputFormat.TEXT,
-        stack: LiveStackOption = None,
-        config: ConfigOption = None,
-        project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
-        kubeconfig: KubeconfigOption = None,
-        context: ContextOption = None,
-        namespace: NamespaceOption = None,
-        base_domain: BaseDomainOption = None,
-        request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
+        flags: ClusterFlags,
     ) -> None:
         """Print an app's logs, from every replica or one (--replica); --follow streams new lines."""
         style = LineStyle(output=output, prefix=replica is None, timestamps=timestamps)
         with translate_errors():
-            view = load_view(
-                stack=stack,
-                config=config,
-                project_dir=project_dir,
-                kubeconfig=kubeconfig,
-                context=context,
-                namespace=namespace,
-                base_domain=base_domain,
-                request_timeout=request_timeout,
-            )
+            view = load_view(flags)
             tail_lines = None if tail < 0 else tail
             options = LogOptions(follow, tail_lines, poll_interval, retry=view.retry(retry))
 

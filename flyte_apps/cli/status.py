@@ -14,22 +14,14 @@ from google.protobuf.json_format import MessageToDict
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
-    DEFAULT_PROJECT_DIR,
-    DEFAULT_REQUEST_TIMEOUT,
     EXIT_DRIFT,
     EXIT_NOT_FOUND,
     AppsArgument,
-    BaseDomainOption,
-    ConfigOption,
-    ContextOption,
+    ClusterFlags,
     DomainOption,
-    KubeconfigOption,
-    LiveStackOption,
-    NamespaceOption,
     OutputFormat,
-    ProjectDirOption,
     ProjectOption,
-    RequestTimeoutOption,
+    cluster_options,
     fail,
     load_view,
     output_option,
@@ -92,7 +84,7 @@ OutputOption = Annotated[
 
 def register(app: typer.Typer) -> None:
     """Add ``status`` to the ``flyte-apps`` command line."""
-    app.command("status")(status)
+    app.command("status")(cluster_options()(status))
 
 
 def status(
@@ -108,27 +100,11 @@ def status(
             help=f"Exit {EXIT_DRIFT} when the cluster drifts from the stack (0 without), for CI.",
         ),
     ] = False,
-    stack: LiveStackOption = None,
-    config: ConfigOption = None,
-    project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
-    namespace: NamespaceOption = None,
-    base_domain: BaseDomainOption = None,
-    request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
+    flags: ClusterFlags,
 ) -> None:
     """Show apps (phase, replicas, URL, age, message); with --stack/--config, also drift from the stack."""
     with translate_errors(), warnings_to_stderr():
-        view = load_view(
-            stack=stack,
-            config=config,
-            project_dir=project_dir,
-            kubeconfig=kubeconfig,
-            context=context,
-            namespace=namespace,
-            base_domain=base_domain,
-            request_timeout=request_timeout,
-        )
+        view = load_view(flags)
         retry = view.retry()
         settings = AppSettings.from_platform(view.platform)
         now = datetime.now(UTC)

@@ -13,21 +13,13 @@ from google.protobuf.json_format import MessageToDict
 from kubernetes import client as k8s
 
 from flyte_apps.cli.common import (
-    DEFAULT_PROJECT_DIR,
-    DEFAULT_REQUEST_TIMEOUT,
     AppsArgument,
-    BaseDomainOption,
+    ClusterFlags,
     ClusterView,
-    ConfigOption,
-    ContextOption,
     DomainOption,
-    KubeconfigOption,
-    LiveStackOption,
-    NamespaceOption,
     OutputFormat,
-    ProjectDirOption,
     ProjectOption,
-    RequestTimeoutOption,
+    cluster_options,
     load_view,
     output_option,
     resolve_app,
@@ -52,22 +44,16 @@ OutputOption = Annotated[WatchFormat, output_option("text, or json (one WatchRes
 
 def register(app: typer.Typer) -> None:
     """Add ``watch`` to the ``flyte-apps`` command line."""
-    app.command("watch")(watch)
+    app.command("watch")(cluster_options()(watch))
 
 
 def watch(
     name: AppsArgument = None,
+    *,
     project: ProjectOption = None,
     domain: DomainOption = None,
     output: OutputOption = OutputFormat.TEXT,
-    stack: LiveStackOption = None,
-    config: ConfigOption = None,
-    project_dir: ProjectDirOption = DEFAULT_PROJECT_DIR,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
-    namespace: NamespaceOption = None,
-    base_domain: BaseDomainOption = None,
-    request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
+    flags: ClusterFlags,
     max_events: Annotated[
         int | None, typer.Option("--max-events", hidden=True, min=1, help="Exit after this many events.")
     ] = None,
@@ -77,16 +63,7 @@ def watch(
 ) -> None:
     """Stream app events: the current apps first (as CREATED), then changes as they happen. Ctrl-C ends."""
     with translate_errors(), warnings_to_stderr():
-        view = load_view(
-            stack=stack,
-            config=config,
-            project_dir=project_dir,
-            kubeconfig=kubeconfig,
-            context=context,
-            namespace=namespace,
-            base_domain=base_domain,
-            request_timeout=request_timeout,
-        )
+        view = load_view(flags)
         target = with_client(view, lambda api: watch_target(view, api, name, project, domain))
         settings = view.platform.settings
         hub = WatchHub(

@@ -4,6 +4,7 @@ through the real command line."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from importlib import metadata
 from pathlib import Path
@@ -13,6 +14,7 @@ import typer.completion
 import yaml
 from typer.testing import CliRunner, Result
 
+from flyte_apps.cli.common import ClusterFlags, cluster_options
 from flyte_apps.cli.exits import EXIT_DRIFT, EXIT_OK
 from flyte_apps.cli.main import COMMANDS, app
 from tests.cli.test_status_watch import cluster, config_for, deploy, running, stack_args
@@ -182,3 +184,25 @@ def test_the_render_help_block_in_the_docs_lists_exactly_renders_options() -> No
     documented = set(re.findall(r"^  (--[a-z-]+)", block, re.MULTILINE))
     shown = set(re.findall(r"(--[a-z][a-z-]+)", ANSI.sub("", cli("render", "--help").stdout)))
     assert documented == shown - {"--help"}
+
+
+def test_cluster_options_take_the_place_of_flags_and_reach_the_command_gathered() -> None:
+    seen: list[ClusterFlags] = []
+
+    def command(name: str, *, flags: ClusterFlags, last: bool = False) -> None:
+        seen.append(flags)
+        assert (name, last) == ("myapp", True)
+
+    tool = typer.Typer()
+    tool.command()(cluster_options()(command))
+    tool.command("other")(lambda: None)
+    argv = ["command", "myapp", "--last", "-n", "apps", "--context", "b", "--request-timeout", "5s"]
+    result = CliRunner().invoke(tool, [*argv, "--project-dir", "proj", "-s", "prod"])
+    assert result.exit_code == 0, result.output
+    assert seen == [
+        ClusterFlags(
+            stack="prod", project_dir=Path("proj"), context="b", namespace="apps", request_timeout="5s"
+        )
+    ]
+    options = [p.name for p in typer.main.get_command(tool).commands["command"].params]  # type: ignore[attr-defined]
+    assert options[1:-1] == [f.name for f in dataclasses.fields(ClusterFlags)]
