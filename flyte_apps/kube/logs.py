@@ -33,8 +33,8 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.models import AppId
 from flyte_apps.core.logparse import LineBuffer, LogLine, ResumeCursor, parse_line
-from flyte_apps.core.naming import kservice_name
 from flyte_apps.kube.api import DEFAULT_REQUEST_TIMEOUT, get_pod
+from flyte_apps.kube.apps import kservice_name_of
 from flyte_apps.kube.bounded import READ_SIZE
 from flyte_apps.kube.errors import KubeError, KubeNotFound, KubeUnreachable
 from flyte_apps.kube.replicas import Replicas, find_replicas
@@ -66,7 +66,7 @@ found by the e2e suite), which still comes as text/plain."""
 _PENDING_READS: Final = 1024
 """Reads (each at most :data:`~flyte_apps.kube.bounded.READ_SIZE` bytes) queued before readers wait."""
 _WAIT_SLICE: Final = 0.2
-"""Longest a thread blocks on the queue at once, so that a stop or Ctrl-C is seen."""
+"""Longest a reader thread blocks on a full queue at once, so that a stop is seen."""
 _JOIN_BUDGET: Final = 2.0
 """Seconds ``close`` waits in total for reader threads (daemons: none can hang exit)."""
 _STREAM_ERRORS: Final = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError)
@@ -127,11 +127,6 @@ CAUGHT_UP: Final = CaughtUp()
 LogBatch = ReplicaLines | Notice | CaughtUp
 
 
-def app_kservice(app: AppId) -> str:
-    """The KService an app lives in."""
-    return kservice_name(project=app.project, domain=app.domain, name=app.name)
-
-
 def list_replicas(
     api: k8s.ApiClient, *, namespace: str, kservice: str, retry: RetryPolicy = DEFAULT_RETRY
 ) -> Replicas:
@@ -149,7 +144,7 @@ def get_replica(
     except KubeNotFound as exc:
         msg = f"replica '{name}' of app {app} not found in namespace '{namespace}'"
         raise ReplicaNotFound(msg, status=exc.status) from exc
-    kservice = app_kservice(app)
+    kservice = kservice_name_of(app)
     owner = (pod.metadata.labels or {}).get(c.LABEL_KNATIVE_SERVICE)
     if owner != kservice:
         label = f"{c.LABEL_KNATIVE_SERVICE}={owner}" if owner else f"no {c.LABEL_KNATIVE_SERVICE} label"
@@ -393,7 +388,7 @@ def read_app(
     """Every replica's lines in batches, one replica after the other, or interleaved as they come
     when following. :class:`AppNotFound` if neither the KService nor a replica exists; an app scaled
     to zero yields a :class:`Notice` (and following waits for a replica)."""
-    kservice = app_kservice(app)
+    kservice = kservice_name_of(app)
     replicas = list_replicas(api, namespace=namespace, kservice=kservice, retry=options.retry)
     if not replicas.pods:
         if not replicas.kservice_found:
@@ -453,19 +448,16 @@ def _drain(
     batches: queue.Queue[ReplicaLines], deadline: float
 ) -> Generator[ReplicaLines | CaughtUp, None, str | None]:
     """Batches until ``deadline`` or until a reader ends (its replica is returned), and a
-    :class:`CaughtUp` each time the queue is empty after lines (the API is asked next, at the end)."""
+    :class:`CaughtUp` each time the queue is empty after lines. (A wait on a queue ends at Ctrl-C.)"""
     unflushed, ended = False, None
     while ended is None and (remaining := deadline - time.monotonic()) > 0:
+        if unflushed and batches.empty():
+            unflushed = False
+            yield CAUGHT_UP
         try:
-            item = batches.get_nowait()
+            item = batches.get(timeout=remaining)
         except queue.Empty:
-            if unflushed:
-                unflushed = False
-                yield CAUGHT_UP
-            try:
-                item = batches.get(timeout=min(remaining, _WAIT_SLICE))
-            except queue.Empty:
-                continue
+            break
         if item.lines:
             unflushed = True
             yield item
