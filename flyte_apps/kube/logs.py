@@ -375,9 +375,12 @@ def read_replica(
 
 
 def _one_replica(reader: ReplicaReader) -> Iterator[LogBatch]:
+    """The replica's lines read in this thread; following, each read is shown before the next."""
     try:
         for batch in reader.batches():
             yield ReplicaLines(reader.name, batch)
+            if reader.options.follow:
+                yield CAUGHT_UP
     except ReplicaNotStarted as exc:
         yield Notice(str(exc))
 

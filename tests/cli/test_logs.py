@@ -150,14 +150,37 @@ def test_follow_of_a_scaled_to_zero_app_waits_then_ends_when_the_replica_goes(
     assert result.stdout == f"{started[0]} | cold start done\n"
 
 
+def printed() -> bytes:
+    """What the command wrote to stdout so far: inside ``CliRunner.invoke``, ``sys.stdout`` is the
+    runner's wrapper around the bytes it captures."""
+    captured = getattr(sys.stdout, "buffer", None)
+    return captured.getvalue() if isinstance(captured, io.BytesIO) else b""
+
+
+def test_following_one_replica_prints_each_line_while_its_stream_stays_open(kube_server: FakeKubeApi) -> None:
+    [pod] = serving(kube_server)
+    shown_while_open: list[bool] = []
+
+    def scenario() -> None:
+        wait_until(lambda: len(log_requests(kube_server)) >= 1)
+        kube_server.append_log(NS, pod, "app", "hello")
+        try:
+            wait_until(lambda: b"hello" in printed(), timeout=10.0)
+            shown_while_open.append(True)
+        except AssertionError:
+            shown_while_open.append(False)
+        kube_server.finish_pod(NS, pod)
+
+    drive(scenario)
+    result = run(kube_server, "--replica", pod, "--follow")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "hello\n"
+    assert shown_while_open == [True], "the line came out only when the stream ended"
+
+
 def test_ctrl_c_while_following_exits_130_without_a_traceback(kube_server: FakeKubeApi) -> None:
     [pod] = serving(kube_server)
     kube_server.append_log(NS, pod, "app", "hello")
-
-    def printed() -> bytes:
-        # Inside CliRunner.invoke, sys.stdout is the runner's wrapper around the bytes it captures.
-        captured = getattr(sys.stdout, "buffer", None)
-        return captured.getvalue() if isinstance(captured, io.BytesIO) else b""
 
     missed: list[AssertionError] = []
 
