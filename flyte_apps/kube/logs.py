@@ -261,30 +261,28 @@ class ReplicaReader:
         following); ``options.retry.attempts`` breaks in a row without a new line raise
         :class:`LogStreamBroken`."""
         container = pick_user_container(self.pod)
-        fresh = True  # ``pod`` is up to date; after any wait it is read again before a re-open
-        delay: float | None
-        while not self.stop.is_set():
-            if not fresh and not self._refresh():
-                return  # the pod is gone, and its log with it
-            if _unscheduled(self.pod):
-                if not self.options.follow:
-                    msg = f"replica {self.name} has not started yet (not scheduled to a node): no logs"
-                    raise ReplicaNotStarted(msg)
-                fresh, delay = False, self.options.poll_interval
-            else:
-                try:
-                    response = self._open(container)
-                except KubeNotFound:
-                    return
-                except KubeError as exc:
-                    fresh, delay = False, self._after_refusal(exc, container)
-                else:
-                    progress, broken = yield from self._read(response)
-                    if self.stop.is_set() or (broken is None and not self.options.follow):
-                        return
-                    fresh, delay = self._after_stream(progress=progress, broken=broken)
-            if delay is None or self.stop.wait(delay):  # a bounded wait that a stop ends at once
+        while (delay := (yield from self._attempt(container))) is not None:
+            # A wait that a stop ends at once; the pod is read again after one (gone: its log too).
+            if self.stop.wait(delay) or (delay and not self._refresh()):
                 return
+
+    def _attempt(self, container: str) -> Generator[list[LogLine], None, float | None]:
+        """Open the log and read it: the seconds to wait before the next attempt, or None to end."""
+        if _unscheduled(self.pod):
+            if not self.options.follow:
+                msg = f"replica {self.name} has not started yet (not scheduled to a node): no logs"
+                raise ReplicaNotStarted(msg)
+            return self.options.poll_interval
+        try:
+            response = self._open(container)
+        except KubeNotFound:
+            return None
+        except KubeError as exc:
+            return self._after_refusal(exc, container)
+        progress, broken = yield from self._read(response)
+        if self.stop.is_set() or (broken is None and not self.options.follow):
+            return None
+        return self._after_stream(progress=progress, broken=broken)
 
     def _open(self, container: str) -> urllib3.BaseHTTPResponse:
         query: list[tuple[str, object]] = [("container", container), ("timestamps", True)]
@@ -339,8 +337,8 @@ class ReplicaReader:
             raise exc
         return self.options.retry.delay(self.failures)
 
-    def _after_stream(self, *, progress: bool, broken: Exception | None) -> tuple[bool, float | None]:
-        """After a followed stream ended: (whether ``pod`` is fresh, seconds to wait or None to end)."""
+    def _after_stream(self, *, progress: bool, broken: Exception | None) -> float | None:
+        """After a followed stream ended: seconds to wait (0: the pod was just read), or None to end."""
         if broken is not None:
             self.failures = 1 if progress else self.failures + 1
             if self.failures >= self.options.retry.attempts:
@@ -349,13 +347,13 @@ class ReplicaReader:
                     f"times in a row without a new line (last: {broken})"
                 )
                 raise LogStreamBroken(msg) from broken
-            return False, self.options.retry.delay(self.failures)
+            return self.options.retry.delay(self.failures)
         # A clean end: the container stopped (or the pod was not Running). A pod that ended is done;
         # a running one restarts its container, which continues in a new stream.
         if _phase(self.pod) in TERMINAL_PHASES or not self._refresh() or _phase(self.pod) in TERMINAL_PHASES:
-            return False, None
+            return None
         self.failures = 0
-        return progress, 0.0 if progress else self.options.poll_interval
+        return 0.0 if progress else self.options.poll_interval
 
     def _refresh(self) -> bool:
         """Read the pod again; False if it is gone."""
