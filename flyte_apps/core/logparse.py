@@ -133,8 +133,8 @@ class ResumeCursor:
         self.started = False
         """A line was admitted (a re-open then resumes instead of tailing again)."""
         self._printed_at_last = 0
-        self._to_skip_at_last = 0
-        self._replaying = False
+        self._to_skip: int | None = None
+        """In a replay: how many more lines stamped ``last`` were printed already; None outside one."""
 
     def since_time(self) -> str | None:
         """``sinceTime`` for a re-opened stream: the last printed timestamp, truncated to seconds."""
@@ -142,18 +142,21 @@ class ResumeCursor:
 
     def reopen(self) -> None:
         """A new stream starts from :meth:`since_time`: replay until past the last printed line."""
-        self._replaying = self.last is not None
-        self._to_skip_at_last = self._printed_at_last
+        self._to_skip = None if self.last is None else self._printed_at_last
 
     def admit(self, line: LogLine) -> bool:
         """True if ``line`` is new and must be printed; records it as printed."""
         stamp = line.timestamp
-        if stamp is not None and self._replaying and self._repeats(stamp):
-            return False
-        self.started = True
-        if stamp is None:
-            return True  # cannot be placed, so cannot be a repeat: kept, and a replay goes on
-        self._replaying = False
+        if stamp is None:  # cannot be placed, so cannot be a repeat: kept, and a replay goes on
+            self.started = True
+            return True
+        if self._to_skip is not None and self.last is not None and stamp <= self.last:
+            if stamp < self.last:
+                return False
+            if self._to_skip:
+                self._to_skip -= 1
+                return False
+        self.started, self._to_skip = True, None
         # The kubelet stamps a container's lines in order; should one ever go back in time, the
         # newest instant stays the resume point (a replay must not repeat what follows it).
         if self.last is None or stamp > self.last:
@@ -165,12 +168,3 @@ class ResumeCursor:
     def admit_all(self, lines: Sequence[LogLine]) -> list[LogLine]:
         """The lines of ``lines`` that :meth:`admit` admits, in order, recorded as printed."""
         return [line for line in lines if self.admit(line)]
-
-    def _repeats(self, stamp: str) -> bool:
-        """During a replay: is a line stamped ``stamp`` one already printed?"""
-        if self.last is None or stamp != self.last:
-            return self.last is not None and stamp < self.last
-        if self._to_skip_at_last > 0:
-            self._to_skip_at_last -= 1
-            return True
-        return False
