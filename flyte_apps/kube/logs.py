@@ -37,7 +37,7 @@ from flyte_apps.kube.api import DEFAULT_REQUEST_TIMEOUT, get_pod
 from flyte_apps.kube.apps import kservice_name_of
 from flyte_apps.kube.bounded import READ_SIZE
 from flyte_apps.kube.errors import KubeError, KubeNotFound, KubeUnreachable
-from flyte_apps.kube.replicas import Replicas, find_replicas
+from flyte_apps.kube.replicas import Replicas, find_replicas, get_replica
 from flyte_apps.kube.retry import (
     DEFAULT_RETRY,
     PROXY_HINT,
@@ -75,10 +75,6 @@ _STREAM_ERRORS: Final = (urllib3.exceptions.HTTPError, http.client.HTTPException
 
 class AppNotFound(KubeNotFound):
     """Neither the app's KService nor any pod of it exists."""
-
-
-class ReplicaNotFound(KubeNotFound):
-    """The pod named as a replica does not exist, or belongs to another app."""
 
 
 class NoUserContainer(KubeNotFound):
@@ -133,25 +129,6 @@ def list_replicas(
     """The app's replica pods, oldest first (then by name): logs come in the order replicas started."""
     found = find_replicas(api, namespace=namespace, kservice=kservice, retry=retry)
     return replace(found, pods=tuple(sorted(found.pods, key=_age_order)))
-
-
-def get_replica(
-    api: k8s.ApiClient, *, app: AppId, namespace: str, name: str, retry: RetryPolicy = DEFAULT_RETRY
-) -> Any:
-    """The pod ``name``, checked to be one of ``app``'s replicas (upstream does not check)."""
-    try:
-        pod: Any = get_pod(api, namespace=namespace, name=name, retry=retry)
-    except KubeNotFound as exc:
-        msg = f"replica '{name}' of app {app} not found in namespace '{namespace}'"
-        raise ReplicaNotFound(msg, status=exc.status) from exc
-    kservice = kservice_name_of(app)
-    owner = (pod.metadata.labels or {}).get(c.LABEL_KNATIVE_SERVICE)
-    if owner != kservice:
-        label = f"{c.LABEL_KNATIVE_SERVICE}={owner}" if owner else f"no {c.LABEL_KNATIVE_SERVICE} label"
-        msg = f"pod '{namespace}/{name}' is not a replica of app {app} "
-        msg += f"(KService '{kservice}'; the pod has {label})"
-        raise ReplicaNotFound(msg)
-    return pod
 
 
 def pick_user_container(pod: Any) -> str:

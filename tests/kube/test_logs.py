@@ -26,13 +26,13 @@ from flyte_apps.kube.logs import (
     Notice,
     NoUserContainer,
     ReplicaLines,
-    ReplicaNotFound,
     ReplicaReader,
     list_replicas,
     pick_user_container,
     read_app,
     read_replica,
 )
+from flyte_apps.kube.replicas import ReplicaNotFound
 from flyte_apps.kube.retry import RetryPolicy
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import PODS
