@@ -1,17 +1,15 @@
-"""An app's logs from the Kubernetes API, read the way Flyte's ``TailLogs`` reads them.
+"""An app's logs from the Kubernetes API, read the way Flyte's ``TailLogs`` reads them ((c)14, 19).
 
-Upstream behaviour kept (reference (c)14 and 19): replicas are the pods of the KService's latest
-ready revision (``flyte_apps.kube.replicas``, the rule ``status`` uses too); a pod's log is its first
-container that is not ``queue-proxy``, asked with ``timestamps=true``, ``tailLines`` (1000 by
-default) and ``follow`` only while the pod is Running. Done better: a cut stream is re-opened from
-the last printed line (``sinceTime`` and :class:`~flyte_apps.core.logparse.ResumeCursor`) with
-bounded retries; following picks up replicas that start later and ends once every replica is gone;
-a pod named as a replica must be the app's; a container not started yet is waited for or reported.
+Kept from upstream: the replicas are the pods :mod:`flyte_apps.kube.replicas` finds (as ``status``);
+a pod's log is its first container that is not ``queue-proxy``, asked with ``timestamps=true``,
+``tailLines`` (1000 by default) and ``follow`` while the pod is Running. Better: a cut stream resumes
+after its last printed line (``sinceTime``, :class:`~flyte_apps.core.logparse.ResumeCursor`) with
+bounded retries; following picks up replicas that start later and ends once all are gone; a
+container not started yet is waited for or reported.
 
-Nothing here prints: :func:`read_app` and :func:`read_replica` yield each read's lines together,
-notices, and while following a :class:`CaughtUp` whenever nothing more is waiting. Following runs a
-reader thread per replica into a bounded ``queue.Queue``; closing the iterator (or Ctrl-C in the
-consuming thread) stops and unblocks them all.
+Nothing here prints: :func:`read_app` and :func:`read_replica` yield batches of lines, notices and,
+following, a :class:`CaughtUp` whenever nothing more is waiting. Following reads each replica in a
+thread of its own into a bounded ``queue.Queue``; closing the iterator (or Ctrl-C) stops them all.
 """
 
 from __future__ import annotations
@@ -149,6 +147,10 @@ def _phase(pod: Any) -> str:
     return str(getattr(pod.status, "phase", None) or "")
 
 
+def _terminal(pod: Any) -> bool:
+    return _phase(pod) in TERMINAL_PHASES
+
+
 def _waiting_reason(pod: Any, container: str) -> str | None:
     """Why ``container`` is not running yet (Pending, or its waiting reason), or None if it runs (or ran)."""
     if _phase(pod) not in (PHASE_PENDING, PHASE_RUNNING):
@@ -170,41 +172,6 @@ def _shutdown(response: urllib3.BaseHTTPResponse | None) -> None:
     with contextlib.suppress(Exception):
         if response is not None:
             response.shutdown()
-
-
-def open_log(
-    api: k8s.ApiClient, *, namespace: str, pod: str, query: list[tuple[str, object]], options: LogOptions
-) -> urllib3.BaseHTTPResponse:
-    """GET ``pods/{pod}/log`` unread, with our retries and messages: the client's public
-    ``param_serialize``/``call_api``, as ``read_namespaced_pod_log(_preload_content=False)`` does it,
-    since that method cannot send ``sinceTime`` (kubernetes 37)."""
-    follow = ("follow", True) in query
-    # A follow may stay silent for hours: no read timeout then, like upstream's streaming client.
-    timeout = (options.request_timeout, None if follow else options.request_timeout)
-
-    def request(_request_timeout: RequestTimeout) -> urllib3.BaseHTTPResponse:
-        serialized = api.param_serialize(
-            "GET",
-            _LOG_PATH,
-            path_params={"namespace": namespace, "name": pod},
-            query_params=query,
-            header_params={"Accept": _LOG_ACCEPT},
-            auth_settings=["BearerToken"],
-        )
-        response: Any = api.call_api(*serialized, _request_timeout=_request_timeout)
-        if not 200 <= int(response.status) <= 299:
-            response.read()
-            raise ApiException(http_resp=response)
-        return cast(urllib3.BaseHTTPResponse, response.response)
-
-    op = KubeOperation("get", "pods/log", namespace, pod)
-    host = str(api.configuration.host)
-    body = call(request, _request_timeout=timeout, stream=follow, op=op, retry=options.retry, host=host)
-    content_type = str(body.headers.get("Content-Type") or "")
-    if content_type.split(";", 1)[0].strip().lower() in _NOT_A_LOG:
-        _shutdown(body)
-        raise bad_response(op, host, f"a {shown(content_type)} page instead of a log stream {PROXY_HINT}")
-    return body
 
 
 @dataclass
@@ -262,15 +229,49 @@ class ReplicaReader:
         return self._after_stream(progress=progress, broken=broken)
 
     def _open(self, container: str) -> urllib3.BaseHTTPResponse:
+        """GET the pod's log, unread, with our retries and messages: the client's public
+        ``param_serialize``/``call_api``, as ``read_namespaced_pod_log(_preload_content=False)`` does
+        it, since that method cannot send ``sinceTime`` (kubernetes 37)."""
         query: list[tuple[str, object]] = [("container", container), ("timestamps", True)]
         # Not followed unless Running: a broken stream of a pod that has ended since is read to its end.
-        if self.options.follow and _phase(self.pod) == PHASE_RUNNING:
+        follow = self.options.follow and _phase(self.pod) == PHASE_RUNNING
+        if follow:
             query.append(("follow", True))
         if not self.cursor.started and self.options.tail is not None:
             query.append(("tailLines", self.options.tail))
         if (since := self.cursor.since_time()) is not None:
             query.append(("sinceTime", since))
-        return open_log(self.api, namespace=self.namespace, pod=self.name, query=query, options=self.options)
+
+        def request(_request_timeout: RequestTimeout) -> urllib3.BaseHTTPResponse:
+            path_params = {"namespace": self.namespace, "name": self.name}
+            serialized = self.api.param_serialize(
+                "GET",
+                _LOG_PATH,
+                path_params=path_params,
+                query_params=query,
+                header_params={"Accept": _LOG_ACCEPT},
+                auth_settings=["BearerToken"],
+            )
+            response: Any = self.api.call_api(*serialized, _request_timeout=_request_timeout)
+            if not 200 <= int(response.status) <= 299:
+                response.read()
+                raise ApiException(http_resp=response)
+            return cast(urllib3.BaseHTTPResponse, response.response)
+
+        op, host = (
+            KubeOperation("get", "pods/log", self.namespace, self.name),
+            str(self.api.configuration.host),
+        )
+        # A follow may stay silent for hours: no read timeout then, like upstream's streaming client.
+        timeout = (self.options.request_timeout, None if follow else self.options.request_timeout)
+        body = call(
+            request, _request_timeout=timeout, stream=follow, op=op, retry=self.options.retry, host=host
+        )
+        content_type = str(body.headers.get("Content-Type") or "")
+        if content_type.split(";", 1)[0].strip().lower() in _NOT_A_LOG:
+            _shutdown(body)
+            raise bad_response(op, host, f"a {shown(content_type)} page instead of a log stream {PROXY_HINT}")
+        return body
 
     def _read(
         self, response: urllib3.BaseHTTPResponse
@@ -300,7 +301,7 @@ class ReplicaReader:
         400 is how the API says "container is waiting to start" (or that a finished pod's log is gone)."""
         if exc.status != 400:
             raise exc
-        if not self._refresh() or _phase(self.pod) in TERMINAL_PHASES:
+        if not self._refresh() or _terminal(self.pod):
             return None
         reason = _waiting_reason(self.pod, container)
         if reason is not None and not self.options.follow:
@@ -327,7 +328,7 @@ class ReplicaReader:
             return self.options.retry.delay(self.failures)
         # A clean end: the container stopped (or the pod was not Running). A pod that ended is done;
         # a running one restarts its container, which continues in a new stream.
-        if _phase(self.pod) in TERMINAL_PHASES or not self._refresh() or _phase(self.pod) in TERMINAL_PHASES:
+        if _terminal(self.pod) or not self._refresh() or _terminal(self.pod):
             return None
         self.failures = 0
         return 0.0 if progress else self.options.poll_interval
@@ -402,11 +403,7 @@ def _follow(
                     )
                     readers[name] = (reader, thread)
                     thread.start()
-            if (
-                readers
-                and len(ended) == len(readers)
-                and all(_phase(p) in TERMINAL_PHASES for p in replicas.pods)
-            ):
+            if readers and len(ended) == len(readers) and all(map(_terminal, replicas.pods)):
                 return
             if (gone := (yield from _drain(batches, time.monotonic() + options.poll_interval))) is not None:
                 ended.add(gone)  # look at the pods now
