@@ -1,11 +1,8 @@
 """``flyte-apps logs``: an app's logs, from every replica or one, optionally followed.
 
-Output goes to stdout, one line per log line: ``<replica> | <message>`` for an app (the prefix is
-left out for a single ``--replica``), with ``--timestamps`` the kubelet's RFC 3339 timestamp before
-the message, or with ``-o json`` one object per line (``replica``, ``timestamp`` or null,
-``message``). Notes such as "scaled to zero" go to stderr. Exit codes are those of
-:mod:`flyte_apps.cli.common`; ``--follow`` ends by itself (0) once every replica is gone, or on
-Ctrl-C (130). Output is flushed whenever no more lines are waiting, not per line.
+Lines go to stdout as :func:`text_lines` or :func:`json_lines` encode them (``docs/operating.md``
+shows both), notes such as "scaled to zero" to stderr; the output is flushed whenever no more lines
+are waiting, not per line. Exit codes are :mod:`flyte_apps.cli.common`'s (Ctrl-C: 130).
 """
 
 from __future__ import annotations
