@@ -71,10 +71,10 @@ def log_requests(server: FakeKubeApi, pod: str | None = None) -> list[dict[str, 
 
 
 WAIT_S = 15.0
+"""How long a scenario waits for a condition: on a loaded machine the first log request of a test
+alone took 4-8 s, so a wait is generous; it ends well before the watchdog."""
 WATCHDOG_S = 60.0
 """A test that hangs ends when its fake cluster stops (long after every ``wait_until``)."""
-"""How long a scenario waits for a condition: on a loaded machine the first log request of a test
-alone took 4-8 s, so a wait is cut only by the watchdog's 20 s, not by an assumption about speed."""
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = WAIT_S) -> None:
