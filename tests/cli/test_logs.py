@@ -165,7 +165,7 @@ def test_following_one_replica_prints_each_line_while_its_stream_stays_open(kube
         wait_until(lambda: len(log_requests(kube_server)) >= 1)
         kube_server.append_log(NS, pod, "app", "hello")
         try:
-            wait_until(lambda: b"hello" in printed(), timeout=10.0)
+            wait_until(lambda: b"hello" in printed())
             shown_while_open.append(True)
         except AssertionError:
             shown_while_open.append(False)
