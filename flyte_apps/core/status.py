@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.app import replica_definition_pb2 as replica_pb
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import DecodeError
 
 from flyte_apps.core import constants as c
@@ -26,12 +27,15 @@ from flyte_apps.core.naming import kservice_name, public_url
 from flyte_apps.core.shapes import (
     annotations_of,
     conditions_of,
+    is_map,
+    label_of,
     labels_of,
     mapping,
     mappings,
     metadata_of,
     status_of,
     text_of,
+    texts,
 )
 from flyte_apps.core.spec import decode_spec
 
@@ -71,29 +75,28 @@ class AppConversionError(FlyteAppsError):
     """A KService that cannot be read as a Flyte app (no or malformed ``flyte.org/app-id``)."""
 
 
-def app_id_of(ksvc: Mapping[str, Any]) -> app_pb.Identifier:
+def _read_app_id(ident: app_pb.Identifier, metadata: Mapping[str, Any], annotations: dict[str, str]) -> None:
     """The app identity in ``flyte.org/app-id`` / ``flyte.org/app-org`` (reference (c)10.1-4)."""
-    name = text_of(metadata_of(ksvc).get("name"))
-    annotations = annotations_of(ksvc)
     value = annotations.get(c.ANNOTATION_APP_ID)
     if value is None:
-        msg = f"KService {name} missing {c.ANNOTATION_APP_ID} annotation"
+        msg = f"KService {text_of(metadata.get('name'))} missing {c.ANNOTATION_APP_ID} annotation"
         raise AppConversionError(msg)
-    parts = str(value).split("/", 2)
+    parts = value.split("/", 2)
     if len(parts) < 3:
+        name = text_of(metadata.get("name"))
         msg = f'KService {name} has malformed {c.ANNOTATION_APP_ID} annotation: "{value}"'
         raise AppConversionError(msg)
-    org = annotations.get(c.ANNOTATION_APP_ORG) or c.DEFAULT_ORG
-    return app_pb.Identifier(org=org, project=parts[0], domain=parts[1], name=parts[2])
+    ident.org = annotations.get(c.ANNOTATION_APP_ORG) or c.DEFAULT_ORG
+    ident.project, ident.domain, ident.name = parts
 
 
 def is_managed(ksvc: Mapping[str, Any]) -> bool:
     """Carries ``flyte.org/app-managed=true``: Flyte's List and Watch consider it an app."""
-    return labels_of(ksvc).get(c.LABEL_APP_MANAGED) == c.TRUE
+    return label_of(ksvc, c.LABEL_APP_MANAGED) == c.TRUE
 
 
 def is_stopped(ksvc: Mapping[str, Any]) -> bool:
-    return labels_of(ksvc).get(c.LABEL_APP_STOPPED) == c.TRUE
+    return label_of(ksvc, c.LABEL_APP_STOPPED) == c.TRUE
 
 
 def kservice_to_app(
@@ -112,13 +115,12 @@ def kservice_to_app(
     app that cannot be reached from outside: stopped (upstream's stop patch makes it cluster-local),
     labelled cluster-local, or private by its spec (our ``cluster-local`` visibility).
     """
-    ident = app_id_of(ksvc)
     metadata = metadata_of(ksvc)
-    labels = labels_of(ksvc)
-    annotations = annotations_of(ksvc)
-    stopped = is_stopped(ksvc)
+    labels, annotations = texts(metadata.get("labels")), texts(metadata.get("annotations"))
     app = app_pb.App()
-    app.metadata.id.CopyFrom(ident)
+    ident = app.metadata.id
+    _read_app_id(ident, metadata, annotations)
+    stopped = labels.get(c.LABEL_APP_STOPPED) == c.TRUE
     spec = _decode_spec(annotations.get(c.ANNOTATION_SPEC))
     if spec is not None:
         if stopped:
@@ -130,7 +132,7 @@ def kservice_to_app(
         condition.message = STOPPED_MESSAGE
         condition.last_transition_time.FromDatetime(now)
     else:
-        status.conditions.extend(knative_conditions(conditions_of(ksvc), now=now))
+        _add_knative_conditions(status.conditions, conditions_of(ksvc), now)
     private = spec is not None and spec.ingress.private
     cluster_local = stopped or labels.get(c.LABEL_VISIBILITY) == c.VISIBILITY_CLUSTER_LOCAL
     if not private and not cluster_local:
@@ -150,12 +152,15 @@ def kservice_to_app(
     return app
 
 
-def knative_conditions(conditions: Sequence[Mapping[str, Any]], *, now: datetime) -> list[app_pb.Condition]:
-    """The (d) table: Knative conditions -> Flyte conditions, input order kept."""
+def _add_knative_conditions(
+    out: RepeatedCompositeFieldContainer[app_pb.Condition],
+    conditions: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> None:
+    """The (d) table: Knative conditions -> Flyte conditions, added to ``out`` in input order."""
     ready = next((cond for cond in conditions if cond.get("type") == CONDITION_READY), None)
     service_ready = ready is not None and ready.get("status") == CONDITION_TRUE
     service_failed = ready is not None and ready.get("status") == CONDITION_FALSE
-    result: list[app_pb.Condition] = []
     for cond in conditions:
         kind = str(cond.get("type") or "")
         value = cond.get("status")
@@ -172,10 +177,8 @@ def knative_conditions(conditions: Sequence[Mapping[str, Any]], *, now: datetime
         reason = str(cond.get("reason") or "")
         message = str(cond.get("message") or "")
         text = f"{reason}: {message}" if reason else message or DEFAULT_CONDITION_MESSAGES.get(kind, "")
-        converted = app_pb.Condition(deployment_status=phase, message=text)
+        converted = out.add(deployment_status=phase, message=text)
         converted.last_transition_time.FromDatetime(parse_time(cond.get("lastTransitionTime")) or now)
-        result.append(converted)
-    return result
 
 
 def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
@@ -188,7 +191,7 @@ def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
             if container.get("ready"):
                 continue
             waiting = mapping(container.get("state")).get("waiting")
-            if isinstance(waiting, Mapping):
+            if is_map(waiting):
                 return REPLICA_DEPLOYING, text_of(waiting.get("reason"))
             return REPLICA_DEPLOYING, REASON_CONTAINER_NOT_READY
         return REPLICA_ACTIVE, ""

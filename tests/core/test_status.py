@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -99,6 +100,24 @@ def test_malformed_app_id_is_a_domain_error_quoting_the_value() -> None:
     with pytest.raises(AppConversionError) as err:
         convert(ksvc)
     assert str(err.value) == 'KService myapp-proj-dev has malformed flyte.org/app-id annotation: "proj/myapp"'
+
+
+def test_a_map_that_is_not_a_dict_reads_like_one_and_entries_that_are_not_text_are_dropped() -> None:
+    # Parsed JSON's maps are dicts (checked first); any other Mapping must still be read as a map.
+    ksvc = rendered()
+    meta = ksvc["metadata"]
+    meta["labels"] = MappingProxyType({**meta["labels"], c.LABEL_APP_STOPPED: True, 7: c.TRUE})
+    meta["annotations"] = MappingProxyType({**meta["annotations"], c.ANNOTATION_APP_ORG: 3})
+    ksvc = {
+        **ksvc,
+        "metadata": MappingProxyType(meta),
+        "status": {"conditions": ["Ready", cond("Ready", "True")]},
+    }
+    app = convert(ksvc)
+    assert app.metadata.id == app_pb.Identifier(org="flyte", project="proj", domain="dev", name="myapp")
+    assert phases(app) == [(ACTIVE, "Service is ready")]  # the bare string is no condition
+    assert app.status.ingress.public_url == "https://myapp-proj-dev.apps.example.com"  # not stopped
+    assert app == convert(rendered() | {"status": {"conditions": [cond("Ready", "True")]}})
 
 
 # --- spec ----------------------------------------------------------------------------------------
