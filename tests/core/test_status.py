@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from flyteidl2.app import app_definition_pb2 as app_pb
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
@@ -429,3 +430,20 @@ def test_matching_app_has_no_drift() -> None:
     ksvc = rendered()
     sha = ksvc["metadata"]["annotations"][c.ANNOTATION_SPEC_SHA]
     assert find_drift(ksvc, expected_sha=sha, expected_stopped=False, replicas=1) == []
+
+
+def test_times_are_written_as_timestamp_from_datetime_writes_them() -> None:
+    # kservice_to_app writes Timestamps itself (no struct_time round trip): the same seconds and nanos,
+    # before 1970 and with microseconds too, and a naive `now` counts as UTC.
+    at = "1969-12-31T23:59:58.250001+02:00"
+    ksvc = with_conditions(rendered(), cond("Ready", "True", at=at), cond("RoutesReady", "True"))
+    naive = datetime(1960, 3, 4, 5, 6, 7, 891011)
+    app = kservice_to_app(
+        ksvc, base_domain="", scheme="https", ingress_apps_port=0, current_replicas=0, now=naive
+    )
+    expected = [Timestamp(), Timestamp(), Timestamp()]
+    expected[0].FromDatetime(datetime.fromisoformat(at))
+    expected[1].FromDatetime(naive)
+    expected[2].FromDatetime(datetime.fromisoformat(CREATED))
+    got = [cond.last_transition_time for cond in app.status.conditions] + [app.status.created_at]
+    assert got == expected
