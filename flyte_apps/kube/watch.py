@@ -75,10 +75,16 @@ class WatchTarget(NamedTuple):
         return shown if self != (None, None, None) else "every app"
 
 
-def _targets(app: app_pb.App) -> list[_Key]:
-    """Every target that matches ``app`` (each field given or left out), the exact one first."""
+def _key(app: app_pb.App) -> _Key:
+    """The exact target of ``app``."""
     i = app.metadata.id
-    return [(p, d, n) for p in (i.project, None) for d in (i.domain, None) for n in (i.name, None)]
+    return i.project, i.domain, i.name
+
+
+def _targets(key: _Key) -> list[_Key]:
+    """Every target that matches an app's ``key`` (each field given or left out), the exact one first."""
+    project, domain, name = key
+    return [(p, d, n) for p in (project, None) for d in (domain, None) for n in (name, None)]
 
 
 def event_app(event: WatchResponse) -> app_pb.App:
@@ -174,14 +180,14 @@ def _parse(line: bytes) -> tuple[str, dict[str, Any]]:
     raise KubeBadResponse(msg)
 
 
-def _more_waiting(response: urllib3.BaseHTTPResponse) -> bool:
+def _arrivals(response: urllib3.BaseHTTPResponse) -> Callable[[], bool]:
     """Whether more of the stream has arrived (its socket is readable): no too soon, never yes."""
     try:
         poller = select.poll()
         poller.register(response.fileno(), select.POLLIN)
-        return bool(poller.poll(0))
-    except (OSError, ValueError):  # no such socket (any more)
-        return False
+    except (OSError, ValueError):  # no such socket
+        return lambda: False
+    return lambda: bool(poller.poll(0))
 
 
 def _name_version(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -307,13 +313,14 @@ class _ListWatch(Generic[T]):
                 raise _Relist(str(exc)) from exc
             raise
         response = self._response = cast(urllib3.BaseHTTPResponse, response)  # ``stop`` can shut it down
+        more_waiting = _arrivals(response)
         try:
             for line in bounded_lines(response, limit=MAX_EVENT_BYTES):
                 if self.w.stopping.is_set():
                     return
                 if line.strip():
                     self._event(*_parse(line))
-                if not _more_waiting(response):
+                if not more_waiting():
                     self.idle()
         except ResponseTooLarge:
             raise  # an answer of the wrong shape, not a broken stream
@@ -433,8 +440,12 @@ class WatchHub:
             msg = "buffer_size must be at least 1"
             raise ValueError(msg)
         self.namespace, self._api, self._buffer_size = namespace, client_factory(), buffer_size
-        to_app = partial(status.kservice_to_app, base_domain=base_domain, scheme=scheme)
-        self._convert = partial(to_app, ingress_apps_port=ingress_apps_port)
+        self._convert = partial(
+            status.kservice_to_app,
+            base_domain=base_domain,
+            scheme=scheme,
+            ingress_apps_port=ingress_apps_port,
+        )
         self._stopping = threading.Event()
         self._retry = replace(retry, sleep=self._wait)
         self._subscriptions: dict[_Key, list[Subscription]] = {}  # by target, under _kservices.lock
@@ -482,7 +493,7 @@ class WatchHub:
         target = target or WatchTarget()
         with self._kservices.lock:
             entries = self._kservices.cache.values()
-            apps = sorted((a for _, a in entries if target in _targets(a)), key=lambda a: _targets(a)[0])
+            apps = sorted((a for _, a in entries if target in _targets(_key(a))), key=_key)
             snapshot = [WatchResponse(create_event=payload_pb.CreateEvent(app=app)) for app in apps]
             subscription = Subscription(target, self._buffer_size, snapshot)
             if self._stopping.is_set():
@@ -504,10 +515,10 @@ class WatchHub:
         replica count: from the cache, else one GET (0 without ``read_replicas`` or a ready Revision)."""
         if not status.is_managed(obj):
             return None
-        replicas: int | None = 0
+        replicas = 0
         if self._revisions is not None and (revision := status.latest_ready_revision(obj)) is not None:
-            replicas = self._revisions.cache.get(revision)
-            if replicas is None:  # not in the cache (yet)
+            replicas = self._revisions.cache.get(revision, -1)  # counts are never negative
+            if replicas < 0:  # not in the cache (yet)
                 replicas = kube_apps.current_replicas(self._api, self.namespace, obj, retry=self._retry)
         try:
             return self._convert(obj, current_replicas=replicas, now=datetime.now(UTC))
@@ -517,7 +528,7 @@ class WatchHub:
 
     def _publish(self, old: app_pb.App | None, new: app_pb.App | None) -> None:
         """The events of one KService going from ``old`` to ``new`` (under ``_kservices.lock``)."""
-        if old is not None and new is not None and _targets(old)[0] == _targets(new)[0]:
+        if old is not None and new is not None and _key(old) == _key(new):
             update = payload_pb.UpdateEvent(updated_app=new, old_app=old)
             self._send(new, partial(WatchResponse, update_event=update))
             return
@@ -529,7 +540,7 @@ class WatchHub:
     def _send(self, app: app_pb.App, make: Callable[[], WatchResponse]) -> None:
         """Offer the event, built once, to every subscription whose target matches ``app``."""
         event = None
-        for key in _targets(app):
+        for key in _targets(_key(app)):
             for subscription in self._subscriptions.get(key, ()):
                 event = make() if event is None else event
                 if not subscription.offer(event):
