@@ -58,7 +58,7 @@ DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 
 _DROPPED: Final = "subscriber buffer full, dropping update for app: %s"
 _WAKE_AT: Final = 16  # events a reader is left to pile up while more is waiting (at most half a buffer)
-_ROOM_WAIT_S: Final = 1.0  # how long a full buffer holds the hub up for its reader (Subscription)
+_ROOM_WAIT_S: Final = 1.0  # how often a full buffer's wait looks whether its reader reads (Subscription)
 T = TypeVar("T")
 _Key = tuple[str | None, str | None, str | None]  # a WatchTarget's fields: the target is its own key
 
@@ -97,11 +97,13 @@ class Subscription:
     """One subscriber's events: the snapshot it joined with, then live events in a bounded buffer.
 
     ``get`` returns the next event, or None on timeout or once closed and drained. A live event that
-    finds ``capacity`` events buffered (the snapshot does not count) waits up to ``_ROOM_WAIT_S`` for
-    the reader to read half of them, so a reader that keeps reading loses nothing; after a wait runs
-    out the subscriber is lagging, and events that find its buffer full are dropped (counted in
-    ``dropped``; the oldest are kept) until it has read half of it. ``offer`` and ``close`` are the
-    hub's side; ``failure``: why the hub gave up."""
+    finds ``capacity`` events buffered (the snapshot does not count) waits for the reader to read half
+    of them, as long as the reader is reading: waiting in ``get`` (which includes woken and not yet
+    run), or having read an event since the hub last looked (at the start of the wait, then every
+    ``_ROOM_WAIT_S``). So a reader that keeps reading, however slowly, loses nothing, and a subscriber
+    that has not read since the hub last looked (one that never reads: at once) is lagging: events
+    that find its buffer full are dropped (counted in ``dropped``; the oldest are kept) until it has
+    read half of it. ``offer`` and ``close`` are the hub's side; ``failure``: why the hub gave up."""
 
     def __init__(self, target: WatchTarget, capacity: int, snapshot: list[WatchResponse]) -> None:
         self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
@@ -109,16 +111,24 @@ class Subscription:
         lock = threading.Lock()
         self._cond, self._room = threading.Condition(lock), threading.Condition(lock)
         self._wake_at, self._lagging = max(1, min(_WAKE_AT, capacity // 2)), False
+        self._waiting, self._read, self._read_seen = False, 0, 0  # the reader's side, for a full buffer
         self._snapshot = deque(snapshot)
         self._events: deque[WatchResponse] = deque()
 
     def get(self, timeout: float | None = None) -> WatchResponse | None:
         with self._cond:
-            self._cond.wait_for(lambda: self._snapshot or self._events or self.closed, timeout)
+            if not (self._snapshot or self._events or self.closed):
+                self._waiting = True
+                try:
+                    self._cond.wait_for(lambda: self._snapshot or self._events or self.closed, timeout)
+                finally:
+                    self._waiting = False
             if self._snapshot:
+                self._read += 1
                 return self._snapshot.popleft()
             if not self._events:
                 return None
+            self._read += 1
             event = self._events.popleft()
             if len(self._events) <= self.capacity // 2:  # room again (half, so not one by one)
                 self._lagging = False
@@ -134,10 +144,7 @@ class Subscription:
         reader is woken by :meth:`wake`, once a batch of events has piled up, or when the buffer is full."""
         with self._cond:
             if len(self._events) >= self.capacity and not self.closed and not self._lagging:
-                room = self._room.wait_for(
-                    lambda: len(self._events) <= self.capacity // 2 or self.closed, _ROOM_WAIT_S
-                )
-                self._lagging = not room
+                self._lagging = not self._wait_for_room()
             if len(self._events) >= self.capacity and not self.closed:
                 self.dropped += 1
                 return False
@@ -146,6 +153,16 @@ class Subscription:
                 if len(self._events) >= self._wake_at:
                     self._cond.notify()
             return True
+
+    def _wait_for_room(self) -> bool:
+        """Whether the reader read half the buffer, waiting while it is reading (the class says how)."""
+        while self._waiting or self._read != self._read_seen:
+            self._read_seen = self._read
+            if self._room.wait_for(
+                lambda: len(self._events) <= self.capacity // 2 or self.closed, _ROOM_WAIT_S
+            ):
+                return True
+        return False
 
     def wake(self) -> None:
         with self._cond:
