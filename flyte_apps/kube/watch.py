@@ -28,7 +28,6 @@ from typing import Any, Final, Generic, NamedTuple, TypeVar, cast
 
 import urllib3
 from flyteidl2.app import app_definition_pb2 as app_pb
-from flyteidl2.app import app_payload_pb2 as payload_pb
 from flyteidl2.app.app_payload_pb2 import WatchResponse
 from kubernetes import client as k8s
 
@@ -98,19 +97,19 @@ class Subscription:
 
     ``get`` returns the next event, or None on timeout or once closed and drained. A live event that
     finds ``capacity`` events buffered (the snapshot does not count) waits for the reader to read half
-    of them, as long as the reader is reading: waiting in ``get`` (which includes woken and not yet
-    run), or having read an event since the hub last looked (at the start of the wait, then every
-    ``_ROOM_WAIT_S``). So a reader that keeps reading, however slowly, loses nothing, and a subscriber
-    that has not read since the hub last looked (one that never reads: at once) is lagging: events
-    that find its buffer full are dropped (counted in ``dropped``; the oldest are kept) until it has
-    read half of it. ``offer`` and ``close`` are the hub's side; ``failure``: why the hub gave up."""
+    of them while the reader is reading: waiting in ``get`` (woken or not), or having read an event
+    since the hub last looked (when the event came, then every ``_ROOM_WAIT_S``). So a reader that
+    keeps reading, however slowly, loses nothing; an event that finds the buffer full of a subscriber
+    that has not read since the hub last looked (one that never reads: at once) is dropped (counted
+    in ``dropped``; the oldest are kept). ``offer`` and ``close`` are the hub's side; ``failure``: why
+    the hub gave up."""
 
     def __init__(self, target: WatchTarget, capacity: int, snapshot: list[WatchResponse]) -> None:
         self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
         self.failure: KubeError | None = None
         lock = threading.Lock()
         self._cond, self._room = threading.Condition(lock), threading.Condition(lock)
-        self._wake_at, self._lagging = max(1, min(_WAKE_AT, capacity // 2)), False
+        self._wake_at = max(1, min(_WAKE_AT, capacity // 2))
         self._waiting, self._read, self._read_seen = False, 0, 0  # the reader's side, for a full buffer
         self._snapshot = deque(snapshot)
         self._events: deque[WatchResponse] = deque()
@@ -131,7 +130,6 @@ class Subscription:
             self._read += 1
             event = self._events.popleft()
             if len(self._events) <= self.capacity // 2:  # room again (half, so not one by one)
-                self._lagging = False
                 self._room.notify()
             return event
 
@@ -140,12 +138,10 @@ class Subscription:
             yield event
 
     def offer(self, event: WatchResponse) -> bool:
-        """Buffer a live event, waiting for room unless lagging; False if it was dropped. A waiting
+        """Buffer a live event, waiting for room while the reader reads; False if it was dropped. A waiting
         reader is woken by :meth:`wake`, once a batch of events has piled up, or when the buffer is full."""
         with self._cond:
-            if len(self._events) >= self.capacity and not self.closed and not self._lagging:
-                self._lagging = not self._wait_for_room()
-            if len(self._events) >= self.capacity and not self.closed:
+            if len(self._events) >= self.capacity and not self.closed and not self._wait_for_room():
                 self.dropped += 1
                 return False
             if not self.closed:
@@ -457,12 +453,8 @@ class WatchHub:
             msg = "buffer_size must be at least 1"
             raise ValueError(msg)
         self.namespace, self._api, self._buffer_size = namespace, client_factory(), buffer_size
-        self._convert = partial(
-            status.kservice_to_app,
-            base_domain=base_domain,
-            scheme=scheme,
-            ingress_apps_port=ingress_apps_port,
-        )
+        to_app = partial(status.kservice_to_app, base_domain=base_domain, scheme=scheme)
+        self._convert = partial(to_app, ingress_apps_port=ingress_apps_port)
         self._stopping = threading.Event()
         self._retry = replace(retry, sleep=self._wait)
         self._subscriptions: dict[_Key, list[Subscription]] = {}  # by target, under _kservices.lock
@@ -511,7 +503,7 @@ class WatchHub:
         with self._kservices.lock:
             entries = self._kservices.cache.values()
             apps = sorted((a for _, a in entries if target in _targets(_key(a))), key=_key)
-            snapshot = [WatchResponse(create_event=payload_pb.CreateEvent(app=app)) for app in apps]
+            snapshot = [WatchResponse(create_event={"app": app}) for app in apps]
             subscription = Subscription(target, self._buffer_size, snapshot)
             if self._stopping.is_set():
                 subscription.close(self._failure)
@@ -546,20 +538,20 @@ class WatchHub:
     def _publish(self, old: app_pb.App | None, new: app_pb.App | None) -> None:
         """The events of one KService going from ``old`` to ``new`` (under ``_kservices.lock``)."""
         if old is not None and new is not None and _key(old) == _key(new):
-            update = payload_pb.UpdateEvent(updated_app=new, old_app=old)
-            self._send(new, partial(WatchResponse, update_event=update))
+            self._send(new, update_event={"updated_app": new, "old_app": old})
             return
         if old is not None:  # gone, or the KService now holds another app
-            self._send(old, partial(WatchResponse, delete_event=payload_pb.DeleteEvent(app=old)))
+            self._send(old, delete_event={"app": old})
         if new is not None:
-            self._send(new, partial(WatchResponse, create_event=payload_pb.CreateEvent(app=new)))
+            self._send(new, create_event={"app": new})
 
-    def _send(self, app: app_pb.App, make: Callable[[], WatchResponse]) -> None:
-        """Offer the event, built once, to every subscription whose target matches ``app``."""
+    def _send(self, app: app_pb.App, **fields: dict[str, app_pb.App]) -> None:
+        """Offer the event (its ``WatchResponse`` fields), built once (each app copied once), to every
+        subscription whose target matches ``app``."""
         event = None
         for key in _targets(_key(app)):
             for subscription in self._subscriptions.get(key, ()):
-                event = make() if event is None else event
+                event = WatchResponse(**fields) if event is None else event
                 if not subscription.offer(event):
                     log.warning(_DROPPED, status.app_key(app.metadata.id))
 
