@@ -107,8 +107,7 @@ class Subscription:
     def __init__(self, target: WatchTarget, capacity: int, snapshot: list[WatchResponse]) -> None:
         self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
         self.failure: KubeError | None = None
-        lock = threading.Lock()
-        self._cond, self._room = threading.Condition(lock), threading.Condition(lock)
+        self._cond = threading.Condition()  # the reader waits for events, the hub for room: never both
         self._wake_at = max(1, min(_WAKE_AT, capacity // 2))
         self._waiting, self._read, self._read_seen = False, 0, 0  # the reader's side, for a full buffer
         self._snapshot = deque(snapshot)
@@ -130,7 +129,7 @@ class Subscription:
             self._read += 1
             event = self._events.popleft()
             if len(self._events) <= self.capacity // 2:  # room again (half, so not one by one)
-                self._room.notify()
+                self._cond.notify()
             return event
 
     def __iter__(self) -> Iterator[WatchResponse]:
@@ -154,7 +153,7 @@ class Subscription:
         """Whether the reader read half the buffer, waiting while it is reading (the class says how)."""
         while self._waiting or self._read != self._read_seen:
             self._read_seen = self._read
-            if self._room.wait_for(
+            if self._cond.wait_for(
                 lambda: len(self._events) <= self.capacity // 2 or self.closed, _ROOM_WAIT_S
             ):
                 return True
@@ -170,7 +169,6 @@ class Subscription:
             self.closed = True
             self.failure = self.failure or failure
             self._cond.notify_all()
-            self._room.notify_all()
 
 
 class _Relist(Exception):
