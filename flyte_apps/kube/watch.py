@@ -145,7 +145,7 @@ class Subscription:
                 return False
             if not self.closed:
                 self._events.append(event)
-                if len(self._events) >= self._wake_at:
+                if self._waiting and len(self._events) >= self._wake_at:
                     self._cond.notify()
             return True
 
@@ -161,7 +161,7 @@ class Subscription:
 
     def wake(self) -> None:
         with self._cond:
-            if self._events:
+            if self._waiting and self._events:
                 self._cond.notify()
 
     def close(self, failure: KubeError | None = None) -> None:
