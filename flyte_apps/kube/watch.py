@@ -56,7 +56,6 @@ DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 """The backoff between watch rounds that fail: 0.2 s, doubling, at most 5 s (``attempts`` unused)."""
 
 _DROPPED: Final = "subscriber buffer full, dropping update for app: %s"
-_WAKE_AT: Final = 16  # events a reader is left to pile up while more is waiting (at most half a buffer)
 _ROOM_WAIT_S: Final = 1.0  # how often a full buffer's wait looks whether its reader reads (Subscription)
 T = TypeVar("T")
 _Key = tuple[str | None, str | None, str | None]  # a WatchTarget's fields: the target is its own key
@@ -95,50 +94,48 @@ def event_app(event: WatchResponse) -> app_pb.App:
 class Subscription:
     """One subscriber's events: the snapshot it joined with, then live events in a bounded buffer.
 
-    ``get`` returns the next event, or None on timeout or once closed and drained. A live event that
-    finds ``capacity`` events buffered (the snapshot does not count) waits for the reader to read half
-    of them while the reader is reading: waiting in ``get`` (woken or not), or having read an event
-    since the hub last looked (when the event came, then every ``_ROOM_WAIT_S``). So a reader that
-    keeps reading, however slowly, loses nothing; an event that finds the buffer full of a subscriber
-    that has not read since the hub last looked (one that never reads: at once) is dropped (counted
-    in ``dropped``; the oldest are kept). ``offer`` and ``close`` are the hub's side; ``failure``: why
-    the hub gave up."""
+    ``get`` returns the next event, or None on timeout or once closed and drained; its reader (one
+    thread) takes the snapshot, then all that is buffered at once, as a batch it reads without a lock
+    (at most ``capacity`` live events buffered, as many in the batch). A live event that finds the
+    buffer full waits for room while the reader is reading: waiting in ``get`` (woken or not), or
+    having read an event since the hub last looked (when the event came, then every
+    ``_ROOM_WAIT_S``). So a reader that keeps reading, however slowly, loses nothing; the event is
+    dropped for a subscriber that has not read since the hub last looked (one that never reads: at
+    once), counted in ``dropped`` (the oldest are kept). ``offer`` and ``close`` are the hub's side;
+    ``failure``: why the hub gave up."""
 
     def __init__(self, target: WatchTarget, capacity: int, snapshot: list[WatchResponse]) -> None:
         self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
         self.failure: KubeError | None = None
         self._cond = threading.Condition()  # the reader waits for events, the hub for room: never both
-        self._wake_at = max(1, min(_WAKE_AT, capacity // 2))
-        self._waiting, self._read, self._read_seen = False, 0, 0  # the reader's side, for a full buffer
-        self._snapshot = deque(snapshot)
-        self._events: deque[WatchResponse] = deque()
+        self._wake_at = max(1, capacity // 2)  # while more of the stream waits: at half a buffer
+        self._batch, self._events = deque(snapshot), deque[WatchResponse]()
+        self._waiting, self._taken, self._read_seen = False, len(snapshot), 0  # the reader's side
 
     def get(self, timeout: float | None = None) -> WatchResponse | None:
+        with suppress(IndexError):  # the batch is empty
+            return self._batch.popleft()
         with self._cond:
-            if not (self._snapshot or self._events or self.closed):
+            if not (self._events or self.closed):
                 self._waiting = True
                 try:
-                    self._cond.wait_for(lambda: self._snapshot or self._events or self.closed, timeout)
+                    self._cond.wait_for(lambda: self._events or self.closed, timeout)
                 finally:
                     self._waiting = False
-            if self._snapshot:
-                self._read += 1
-                return self._snapshot.popleft()
             if not self._events:
                 return None
-            self._read += 1
-            event = self._events.popleft()
-            if len(self._events) <= self.capacity // 2:  # room again (half, so not one by one)
-                self._cond.notify()
-            return event
+            self._batch, self._events = self._events, deque()
+            self._taken += len(self._batch)
+            self._cond.notify()  # the hub, if it waits for room
+            return self._batch.popleft()
 
     def __iter__(self) -> Iterator[WatchResponse]:
         while (event := self.get()) is not None:
             yield event
 
     def offer(self, event: WatchResponse) -> bool:
-        """Buffer a live event, waiting for room while the reader reads; False if it was dropped. A waiting
-        reader is woken by :meth:`wake`, once a batch of events has piled up, or when the buffer is full."""
+        """Buffer a live event, waiting for room while the reader reads; False if it was dropped. A reader
+        waiting in ``get`` is woken once half a buffer has piled up, or by :meth:`wake`."""
         with self._cond:
             if len(self._events) >= self.capacity and not self.closed and not self._wait_for_room():
                 self.dropped += 1
@@ -150,12 +147,10 @@ class Subscription:
             return True
 
     def _wait_for_room(self) -> bool:
-        """Whether the reader read half the buffer, waiting while it is reading (the class says how)."""
-        while self._waiting or self._read != self._read_seen:
-            self._read_seen = self._read
-            if self._cond.wait_for(
-                lambda: len(self._events) <= self.capacity // 2 or self.closed, _ROOM_WAIT_S
-            ):
+        """Whether the reader made room, waiting while it is reading (the class says how)."""
+        while self._waiting or self._taken - len(self._batch) != self._read_seen:
+            self._read_seen = self._taken - len(self._batch)  # how many the reader has read
+            if self._cond.wait_for(lambda: len(self._events) < self.capacity or self.closed, _ROOM_WAIT_S):
                 return True
         return False
 
