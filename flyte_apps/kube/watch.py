@@ -108,7 +108,6 @@ class Subscription:
         self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
         self.failure: KubeError | None = None
         self._cond = threading.Condition()  # the reader waits for events, the hub for room: never both
-        self._wake_at = max(1, capacity // 2)  # while more of the stream waits: at half a buffer
         self._batch, self._events = deque(snapshot), deque[WatchResponse]()
         self._waiting, self._taken, self._read_seen = False, len(snapshot), 0  # the reader's side
 
@@ -135,14 +134,14 @@ class Subscription:
 
     def offer(self, event: WatchResponse) -> bool:
         """Buffer a live event, waiting for room while the reader reads; False if it was dropped. A reader
-        waiting in ``get`` is woken once half a buffer has piled up, or by :meth:`wake`."""
+        waiting in ``get`` is woken when the buffer is full, or by :meth:`wake` (nothing more waiting)."""
         with self._cond:
             if len(self._events) >= self.capacity and not self.closed and not self._wait_for_room():
                 self.dropped += 1
                 return False
             if not self.closed:
                 self._events.append(event)
-                if self._waiting and len(self._events) >= self._wake_at:
+                if self._waiting and len(self._events) >= self.capacity:  # else woken by ``wake``
                     self._cond.notify()
             return True
 
