@@ -274,10 +274,8 @@ class _ListWatch(Generic[T]):
                     if self.refused(exc):
                         return
                     log.warning("watching %s: %s; retrying", self.where, exc)
-                else:
-                    self.bad += 1
-                    if self._gives_up(exc):
-                        return
+                elif self._gives_up(exc):
+                    return
                 routine = False
             self.version, self.failures = "", self.failures + 1
             if not routine or self.failures > 1:
@@ -285,6 +283,7 @@ class _ListWatch(Generic[T]):
 
     def _gives_up(self, exc: Exception) -> bool:
         """After an answer of the wrong shape: say so, or give up (True) if it is one too many in a row."""
+        self.bad += 1
         cause = bounded(str(exc) if isinstance(exc, KubeError) else f"{type(exc).__name__}: {exc}")
         if self.bad < MAX_BAD_ROUNDS:
             log.warning("watch of %s: %s; listing again", self.where, cause)
