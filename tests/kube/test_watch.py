@@ -336,7 +336,7 @@ def test_a_reader_slower_than_a_burst_loses_nothing(
 
 def test_a_full_buffer_waits_only_for_a_subscriber_that_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """A subscriber that has never read is not waited for; one that read and then stopped holds the
-    hub up once, for one part of the wait (``_ROOM_WAIT_S``), and is lagging from then on."""
+    hub up once, for one part of the wait (``_ROOM_WAIT_S``), and not again until it reads."""
     monkeypatch.setattr(watch, "_ROOM_WAIT_S", 0.5)
     events = [WatchResponse() for _ in range(4)]
     never = Subscription(WatchTarget(), 2, [WatchResponse()])
