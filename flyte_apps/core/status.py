@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.app import replica_definition_pb2 as replica_pb
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import DecodeError
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.errors import FlyteAppsError
@@ -26,12 +28,15 @@ from flyte_apps.core.naming import kservice_name, public_url
 from flyte_apps.core.shapes import (
     annotations_of,
     conditions_of,
+    is_map,
+    label_of,
     labels_of,
     mapping,
     mappings,
     metadata_of,
     status_of,
     text_of,
+    texts,
 )
 from flyte_apps.core.spec import decode_spec
 
@@ -65,35 +70,36 @@ REASON_POD_COMPLETED: Final = "pod completed"
 PHASE_UNKNOWN: Final = "UNKNOWN"
 """``summarize``'s phase for an app Knative has not reported on yet (no conditions)."""
 _STATUS_PREFIX: Final = "DEPLOYMENT_STATUS_"
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND: Final = timedelta(seconds=1)
 
 
 class AppConversionError(FlyteAppsError):
     """A KService that cannot be read as a Flyte app (no or malformed ``flyte.org/app-id``)."""
 
 
-def app_id_of(ksvc: Mapping[str, Any]) -> app_pb.Identifier:
+def _read_app_id(ident: app_pb.Identifier, metadata: Mapping[str, Any], annotations: dict[str, str]) -> None:
     """The app identity in ``flyte.org/app-id`` / ``flyte.org/app-org`` (reference (c)10.1-4)."""
-    name = text_of(metadata_of(ksvc).get("name"))
-    annotations = annotations_of(ksvc)
     value = annotations.get(c.ANNOTATION_APP_ID)
     if value is None:
-        msg = f"KService {name} missing {c.ANNOTATION_APP_ID} annotation"
+        msg = f"KService {text_of(metadata.get('name'))} missing {c.ANNOTATION_APP_ID} annotation"
         raise AppConversionError(msg)
-    parts = str(value).split("/", 2)
+    parts = value.split("/", 2)
     if len(parts) < 3:
+        name = text_of(metadata.get("name"))
         msg = f'KService {name} has malformed {c.ANNOTATION_APP_ID} annotation: "{value}"'
         raise AppConversionError(msg)
-    org = annotations.get(c.ANNOTATION_APP_ORG) or c.DEFAULT_ORG
-    return app_pb.Identifier(org=org, project=parts[0], domain=parts[1], name=parts[2])
+    ident.org = annotations.get(c.ANNOTATION_APP_ORG) or c.DEFAULT_ORG
+    ident.project, ident.domain, ident.name = parts
 
 
 def is_managed(ksvc: Mapping[str, Any]) -> bool:
     """Carries ``flyte.org/app-managed=true``: Flyte's List and Watch consider it an app."""
-    return labels_of(ksvc).get(c.LABEL_APP_MANAGED) == c.TRUE
+    return label_of(ksvc, c.LABEL_APP_MANAGED) == c.TRUE
 
 
 def is_stopped(ksvc: Mapping[str, Any]) -> bool:
-    return labels_of(ksvc).get(c.LABEL_APP_STOPPED) == c.TRUE
+    return label_of(ksvc, c.LABEL_APP_STOPPED) == c.TRUE
 
 
 def kservice_to_app(
@@ -112,13 +118,12 @@ def kservice_to_app(
     app that cannot be reached from outside: stopped (upstream's stop patch makes it cluster-local),
     labelled cluster-local, or private by its spec (our ``cluster-local`` visibility).
     """
-    ident = app_id_of(ksvc)
     metadata = metadata_of(ksvc)
-    labels = labels_of(ksvc)
-    annotations = annotations_of(ksvc)
-    stopped = is_stopped(ksvc)
+    labels, annotations = texts(metadata.get("labels")), texts(metadata.get("annotations"))
     app = app_pb.App()
-    app.metadata.id.CopyFrom(ident)
+    ident = app.metadata.id
+    _read_app_id(ident, metadata, annotations)
+    stopped = labels.get(c.LABEL_APP_STOPPED) == c.TRUE
     spec = _decode_spec(annotations.get(c.ANNOTATION_SPEC))
     if spec is not None:
         if stopped:
@@ -128,9 +133,9 @@ def kservice_to_app(
     if stopped:
         condition = status.conditions.add(deployment_status=Status.DEPLOYMENT_STATUS_STOPPED)
         condition.message = STOPPED_MESSAGE
-        condition.last_transition_time.FromDatetime(now)
+        _set_time(condition.last_transition_time, now)
     else:
-        status.conditions.extend(knative_conditions(conditions_of(ksvc), now=now))
+        _add_knative_conditions(status.conditions, conditions_of(ksvc), now)
     private = spec is not None and spec.ingress.private
     cluster_local = stopped or labels.get(c.LABEL_VISIBILITY) == c.VISIBILITY_CLUSTER_LOCAL
     if not private and not cluster_local:
@@ -146,16 +151,19 @@ def kservice_to_app(
     status.k8s_metadata.namespace = text_of(metadata.get("namespace"))
     created = parse_time(metadata.get("creationTimestamp"))
     if created is not None:
-        status.created_at.FromDatetime(created)
+        _set_time(status.created_at, created)
     return app
 
 
-def knative_conditions(conditions: Sequence[Mapping[str, Any]], *, now: datetime) -> list[app_pb.Condition]:
-    """The (d) table: Knative conditions -> Flyte conditions, input order kept."""
+def _add_knative_conditions(
+    out: RepeatedCompositeFieldContainer[app_pb.Condition],
+    conditions: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> None:
+    """The (d) table: Knative conditions -> Flyte conditions, added to ``out`` in input order."""
     ready = next((cond for cond in conditions if cond.get("type") == CONDITION_READY), None)
     service_ready = ready is not None and ready.get("status") == CONDITION_TRUE
     service_failed = ready is not None and ready.get("status") == CONDITION_FALSE
-    result: list[app_pb.Condition] = []
     for cond in conditions:
         kind = str(cond.get("type") or "")
         value = cond.get("status")
@@ -172,10 +180,8 @@ def knative_conditions(conditions: Sequence[Mapping[str, Any]], *, now: datetime
         reason = str(cond.get("reason") or "")
         message = str(cond.get("message") or "")
         text = f"{reason}: {message}" if reason else message or DEFAULT_CONDITION_MESSAGES.get(kind, "")
-        converted = app_pb.Condition(deployment_status=phase, message=text)
-        converted.last_transition_time.FromDatetime(parse_time(cond.get("lastTransitionTime")) or now)
-        result.append(converted)
-    return result
+        converted = out.add(deployment_status=phase, message=text)
+        _set_time(converted.last_transition_time, parse_time(cond.get("lastTransitionTime")) or now)
 
 
 def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
@@ -188,7 +194,7 @@ def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
             if container.get("ready"):
                 continue
             waiting = mapping(container.get("state")).get("waiting")
-            if isinstance(waiting, Mapping):
+            if is_map(waiting):
                 return REPLICA_DEPLOYING, text_of(waiting.get("reason"))
             return REPLICA_DEPLOYING, REASON_CONTAINER_NOT_READY
         return REPLICA_ACTIVE, ""
@@ -393,6 +399,14 @@ def parse_time(value: object) -> datetime | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+def _set_time(field: Timestamp, moment: datetime) -> None:
+    """``field.FromDatetime(moment)`` (naive: UTC), in a quarter of the time: the same seconds and nanos
+    without a ``struct_time`` round trip (every datetime is in ``Timestamp``'s range)."""
+    if moment.utcoffset() is None:
+        moment = moment.replace(tzinfo=UTC)
+    field.seconds, field.nanos = (moment - _EPOCH) // _SECOND, moment.microsecond * 1000
 
 
 def _decode_spec(value: object) -> app_pb.Spec | None:

@@ -28,7 +28,6 @@ from typing import Any, Final, Generic, NamedTuple, TypeVar, cast
 
 import urllib3
 from flyteidl2.app import app_definition_pb2 as app_pb
-from flyteidl2.app import app_payload_pb2 as payload_pb
 from flyteidl2.app.app_payload_pb2 import WatchResponse
 from kubernetes import client as k8s
 
@@ -57,8 +56,7 @@ DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 """The backoff between watch rounds that fail: 0.2 s, doubling, at most 5 s (``attempts`` unused)."""
 
 _DROPPED: Final = "subscriber buffer full, dropping update for app: %s"
-_WAKE_AT: Final = 16  # events a reader is left to pile up while more is waiting (at most half a buffer)
-_ROOM_WAIT_S: Final = 1.0  # how long a full buffer holds the hub up for its reader (Subscription)
+_ROOM_WAIT_S: Final = 1.0  # how often a full buffer's wait looks whether its reader reads (Subscription)
 T = TypeVar("T")
 _Key = tuple[str | None, str | None, str | None]  # a WatchTarget's fields: the target is its own key
 
@@ -75,10 +73,16 @@ class WatchTarget(NamedTuple):
         return shown if self != (None, None, None) else "every app"
 
 
-def _targets(app: app_pb.App) -> list[_Key]:
-    """Every target that matches ``app`` (each field given or left out), the exact one first."""
+def _key(app: app_pb.App) -> _Key:
+    """The exact target of ``app``."""
     i = app.metadata.id
-    return [(p, d, n) for p in (i.project, None) for d in (i.domain, None) for n in (i.name, None)]
+    return i.project, i.domain, i.name
+
+
+def _targets(key: _Key) -> list[_Key]:
+    """Every target that matches an app's ``key`` (each field given or left out), the exact one first."""
+    project, domain, name = key
+    return [(p, d, n) for p in (project, None) for d in (domain, None) for n in (name, None)]
 
 
 def event_app(event: WatchResponse) -> app_pb.App:
@@ -90,60 +94,68 @@ def event_app(event: WatchResponse) -> app_pb.App:
 class Subscription:
     """One subscriber's events: the snapshot it joined with, then live events in a bounded buffer.
 
-    ``get`` returns the next event, or None on timeout or once closed and drained. A live event that
-    finds ``capacity`` events buffered (the snapshot does not count) waits up to ``_ROOM_WAIT_S`` for
-    the reader to read half of them, so a reader that keeps reading loses nothing; after a wait runs
-    out the subscriber is lagging, and events that find its buffer full are dropped (counted in
-    ``dropped``; the oldest are kept) until it has read half of it. ``offer`` and ``close`` are the
-    hub's side; ``failure``: why the hub gave up."""
+    ``get`` returns the next event, or None on timeout or once closed and drained; its reader (one
+    thread) takes the snapshot, then all that is buffered at once, as a batch it reads without a lock
+    (at most ``capacity`` live events buffered, as many in the batch). A live event that finds the
+    buffer full waits for room while the reader is reading: waiting in ``get`` (woken or not), or
+    having read an event since the hub last looked (when the event came, then every
+    ``_ROOM_WAIT_S``). So a reader that keeps reading, however slowly, loses nothing; the event is
+    dropped for a subscriber that has not read since the hub last looked (one that never reads: at
+    once), counted in ``dropped`` (the oldest are kept). ``offer`` and ``close`` are the hub's side;
+    ``failure``: why the hub gave up."""
 
     def __init__(self, target: WatchTarget, capacity: int, snapshot: list[WatchResponse]) -> None:
         self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
         self.failure: KubeError | None = None
-        lock = threading.Lock()
-        self._cond, self._room = threading.Condition(lock), threading.Condition(lock)
-        self._wake_at, self._lagging = max(1, min(_WAKE_AT, capacity // 2)), False
-        self._snapshot = deque(snapshot)
-        self._events: deque[WatchResponse] = deque()
+        self._cond = threading.Condition()  # the reader waits for events, the hub for room: never both
+        self._batch, self._events = deque(snapshot), deque[WatchResponse]()
+        self._waiting, self._taken, self._read_seen = False, len(snapshot), 0  # the reader's side
 
     def get(self, timeout: float | None = None) -> WatchResponse | None:
+        with suppress(IndexError):  # the batch is empty
+            return self._batch.popleft()
         with self._cond:
-            self._cond.wait_for(lambda: self._snapshot or self._events or self.closed, timeout)
-            if self._snapshot:
-                return self._snapshot.popleft()
+            if not (self._events or self.closed):
+                self._waiting = True
+                try:
+                    self._cond.wait_for(lambda: self._events or self.closed, timeout)
+                finally:
+                    self._waiting = False
             if not self._events:
                 return None
-            event = self._events.popleft()
-            if len(self._events) <= self.capacity // 2:  # room again (half, so not one by one)
-                self._lagging = False
-                self._room.notify()
-            return event
+            self._batch, self._events = self._events, deque()
+            self._taken += len(self._batch)
+            self._cond.notify()  # the hub, if it waits for room
+            return self._batch.popleft()
 
     def __iter__(self) -> Iterator[WatchResponse]:
         while (event := self.get()) is not None:
             yield event
 
     def offer(self, event: WatchResponse) -> bool:
-        """Buffer a live event, waiting for room unless lagging; False if it was dropped. A waiting
-        reader is woken by :meth:`wake`, once a batch of events has piled up, or when the buffer is full."""
+        """Buffer a live event, waiting for room while the reader reads; False if it was dropped. A reader
+        waiting in ``get`` is woken when the buffer is full, or by :meth:`wake` (nothing more waiting)."""
         with self._cond:
-            if len(self._events) >= self.capacity and not self.closed and not self._lagging:
-                room = self._room.wait_for(
-                    lambda: len(self._events) <= self.capacity // 2 or self.closed, _ROOM_WAIT_S
-                )
-                self._lagging = not room
-            if len(self._events) >= self.capacity and not self.closed:
+            if len(self._events) >= self.capacity and not self.closed and not self._wait_for_room():
                 self.dropped += 1
                 return False
             if not self.closed:
                 self._events.append(event)
-                if len(self._events) >= self._wake_at:
+                if self._waiting and len(self._events) >= self.capacity:  # else woken by ``wake``
                     self._cond.notify()
             return True
 
+    def _wait_for_room(self) -> bool:
+        """Whether the reader made room, waiting while it is reading (the class says how)."""
+        while self._waiting or self._taken - len(self._batch) != self._read_seen:
+            self._read_seen = self._taken - len(self._batch)  # how many the reader has read
+            if self._cond.wait_for(lambda: len(self._events) < self.capacity or self.closed, _ROOM_WAIT_S):
+                return True
+        return False
+
     def wake(self) -> None:
         with self._cond:
-            if self._events:
+            if self._waiting and self._events:
                 self._cond.notify()
 
     def close(self, failure: KubeError | None = None) -> None:
@@ -151,7 +163,6 @@ class Subscription:
             self.closed = True
             self.failure = self.failure or failure
             self._cond.notify_all()
-            self._room.notify_all()
 
 
 class _Relist(Exception):
@@ -174,14 +185,14 @@ def _parse(line: bytes) -> tuple[str, dict[str, Any]]:
     raise KubeBadResponse(msg)
 
 
-def _more_waiting(response: urllib3.BaseHTTPResponse) -> bool:
+def _arrivals(response: urllib3.BaseHTTPResponse) -> Callable[[], bool]:
     """Whether more of the stream has arrived (its socket is readable): no too soon, never yes."""
     try:
         poller = select.poll()
         poller.register(response.fileno(), select.POLLIN)
-        return bool(poller.poll(0))
-    except (OSError, ValueError):  # no such socket (any more)
-        return False
+    except (OSError, ValueError):  # no such socket
+        return lambda: False
+    return lambda: bool(poller.poll(0))
 
 
 def _name_version(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -263,10 +274,8 @@ class _ListWatch(Generic[T]):
                     if self.refused(exc):
                         return
                     log.warning("watching %s: %s; retrying", self.where, exc)
-                else:
-                    self.bad += 1
-                    if self._gives_up(exc):
-                        return
+                elif self._gives_up(exc):
+                    return
                 routine = False
             self.version, self.failures = "", self.failures + 1
             if not routine or self.failures > 1:
@@ -274,6 +283,7 @@ class _ListWatch(Generic[T]):
 
     def _gives_up(self, exc: Exception) -> bool:
         """After an answer of the wrong shape: say so, or give up (True) if it is one too many in a row."""
+        self.bad += 1
         cause = bounded(str(exc) if isinstance(exc, KubeError) else f"{type(exc).__name__}: {exc}")
         if self.bad < MAX_BAD_ROUNDS:
             log.warning("watch of %s: %s; listing again", self.where, cause)
@@ -307,13 +317,14 @@ class _ListWatch(Generic[T]):
                 raise _Relist(str(exc)) from exc
             raise
         response = self._response = cast(urllib3.BaseHTTPResponse, response)  # ``stop`` can shut it down
+        more_waiting = _arrivals(response)
         try:
             for line in bounded_lines(response, limit=MAX_EVENT_BYTES):
                 if self.w.stopping.is_set():
                     return
                 if line.strip():
                     self._event(*_parse(line))
-                if not _more_waiting(response):
+                if not more_waiting():
                     self.idle()
         except ResponseTooLarge:
             raise  # an answer of the wrong shape, not a broken stream
@@ -482,8 +493,8 @@ class WatchHub:
         target = target or WatchTarget()
         with self._kservices.lock:
             entries = self._kservices.cache.values()
-            apps = sorted((a for _, a in entries if target in _targets(a)), key=lambda a: _targets(a)[0])
-            snapshot = [WatchResponse(create_event=payload_pb.CreateEvent(app=app)) for app in apps]
+            apps = sorted((a for _, a in entries if target in _targets(_key(a))), key=_key)
+            snapshot = [WatchResponse(create_event={"app": app}) for app in apps]
             subscription = Subscription(target, self._buffer_size, snapshot)
             if self._stopping.is_set():
                 subscription.close(self._failure)
@@ -504,10 +515,10 @@ class WatchHub:
         replica count: from the cache, else one GET (0 without ``read_replicas`` or a ready Revision)."""
         if not status.is_managed(obj):
             return None
-        replicas: int | None = 0
+        replicas = 0
         if self._revisions is not None and (revision := status.latest_ready_revision(obj)) is not None:
-            replicas = self._revisions.cache.get(revision)
-            if replicas is None:  # not in the cache (yet)
+            replicas = self._revisions.cache.get(revision, -1)  # counts are never negative
+            if replicas < 0:  # not in the cache (yet)
                 replicas = kube_apps.current_replicas(self._api, self.namespace, obj, retry=self._retry)
         try:
             return self._convert(obj, current_replicas=replicas, now=datetime.now(UTC))
@@ -517,21 +528,21 @@ class WatchHub:
 
     def _publish(self, old: app_pb.App | None, new: app_pb.App | None) -> None:
         """The events of one KService going from ``old`` to ``new`` (under ``_kservices.lock``)."""
-        if old is not None and new is not None and _targets(old)[0] == _targets(new)[0]:
-            update = payload_pb.UpdateEvent(updated_app=new, old_app=old)
-            self._send(new, partial(WatchResponse, update_event=update))
+        if old is not None and new is not None and _key(old) == _key(new):
+            self._send(new, update_event={"updated_app": new, "old_app": old})
             return
         if old is not None:  # gone, or the KService now holds another app
-            self._send(old, partial(WatchResponse, delete_event=payload_pb.DeleteEvent(app=old)))
+            self._send(old, delete_event={"app": old})
         if new is not None:
-            self._send(new, partial(WatchResponse, create_event=payload_pb.CreateEvent(app=new)))
+            self._send(new, create_event={"app": new})
 
-    def _send(self, app: app_pb.App, make: Callable[[], WatchResponse]) -> None:
-        """Offer the event, built once, to every subscription whose target matches ``app``."""
+    def _send(self, app: app_pb.App, **fields: dict[str, app_pb.App]) -> None:
+        """Offer the event (its ``WatchResponse`` fields), built once (each app copied once), to every
+        subscription whose target matches ``app``."""
         event = None
-        for key in _targets(app):
+        for key in _targets(_key(app)):
             for subscription in self._subscriptions.get(key, ()):
-                event = make() if event is None else event
+                event = WatchResponse(**fields) if event is None else event
                 if not subscription.offer(event):
                     log.warning(_DROPPED, status.app_key(app.metadata.id))
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 from flyteidl2.app import app_definition_pb2 as app_pb
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
@@ -99,6 +101,24 @@ def test_malformed_app_id_is_a_domain_error_quoting_the_value() -> None:
     with pytest.raises(AppConversionError) as err:
         convert(ksvc)
     assert str(err.value) == 'KService myapp-proj-dev has malformed flyte.org/app-id annotation: "proj/myapp"'
+
+
+def test_a_map_that_is_not_a_dict_reads_like_one_and_entries_that_are_not_text_are_dropped() -> None:
+    # Parsed JSON's maps are dicts (checked first); any other Mapping must still be read as a map.
+    ksvc = rendered()
+    meta = ksvc["metadata"]
+    meta["labels"] = MappingProxyType({**meta["labels"], c.LABEL_APP_STOPPED: True, 7: c.TRUE})
+    meta["annotations"] = MappingProxyType({**meta["annotations"], c.ANNOTATION_APP_ORG: 3})
+    ksvc = {
+        **ksvc,
+        "metadata": MappingProxyType(meta),
+        "status": {"conditions": ["Ready", cond("Ready", "True")]},
+    }
+    app = convert(ksvc)
+    assert app.metadata.id == app_pb.Identifier(org="flyte", project="proj", domain="dev", name="myapp")
+    assert phases(app) == [(ACTIVE, "Service is ready")]  # the bare string is no condition
+    assert app.status.ingress.public_url == "https://myapp-proj-dev.apps.example.com"  # not stopped
+    assert app == convert(rendered() | {"status": {"conditions": [cond("Ready", "True")]}})
 
 
 # --- spec ----------------------------------------------------------------------------------------
@@ -410,3 +430,20 @@ def test_matching_app_has_no_drift() -> None:
     ksvc = rendered()
     sha = ksvc["metadata"]["annotations"][c.ANNOTATION_SPEC_SHA]
     assert find_drift(ksvc, expected_sha=sha, expected_stopped=False, replicas=1) == []
+
+
+def test_times_are_written_as_timestamp_from_datetime_writes_them() -> None:
+    # kservice_to_app writes Timestamps itself (no struct_time round trip): the same seconds and nanos,
+    # before 1970 and with microseconds too, and a naive `now` counts as UTC.
+    at = "1969-12-31T23:59:58.250001+02:00"
+    ksvc = with_conditions(rendered(), cond("Ready", "True", at=at), cond("RoutesReady", "True"))
+    naive = datetime(1960, 3, 4, 5, 6, 7, 891011)
+    app = kservice_to_app(
+        ksvc, base_domain="", scheme="https", ingress_apps_port=0, current_replicas=0, now=naive
+    )
+    expected = [Timestamp(), Timestamp(), Timestamp()]
+    expected[0].FromDatetime(datetime.fromisoformat(at))
+    expected[1].FromDatetime(naive)
+    expected[2].FromDatetime(datetime.fromisoformat(CREATED))
+    got = [cond.last_transition_time for cond in app.status.conditions] + [app.status.created_at]
+    assert got == expected

@@ -334,6 +334,23 @@ def test_a_reader_slower_than_a_burst_loses_nothing(
     assert "subscriber buffer full" not in caplog.text
 
 
+def test_a_full_buffer_waits_only_for_a_subscriber_that_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subscriber that has never read is not waited for; one that read and then stopped holds the
+    hub up once, for one part of the wait (``_ROOM_WAIT_S``), and not again until it reads."""
+    monkeypatch.setattr(watch, "_ROOM_WAIT_S", 0.5)
+    events = [WatchResponse() for _ in range(4)]
+    never = Subscription(WatchTarget(), 2, [WatchResponse()])
+    began = time.monotonic()
+    assert [never.offer(event) for event in events] == [True, True, False, False]
+    assert time.monotonic() - began < 0.5
+    stopped = Subscription(WatchTarget(), 2, [WatchResponse()])
+    assert stopped.get(0) is not None  # its snapshot, then nothing more
+    began = time.monotonic()
+    assert [stopped.offer(event) for event in events] == [True, True, False, False]
+    assert 0.5 <= time.monotonic() - began < 1.0
+    assert never.dropped == stopped.dropped == 2
+
+
 def test_a_stalled_subscriber_keeps_its_oldest_events_while_readers_get_every_one(
     kube_server: FakeKubeApi, make_hub: HubFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
