@@ -19,11 +19,12 @@ import logging
 import select
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
+from http import HTTPStatus
 from typing import Any, Final, Generic, NamedTuple, TypeVar, cast
 
 import urllib3
@@ -48,8 +49,6 @@ _CONNECT_TIMEOUT: Final = 10.0
 _READ_GRACE: Final = 15.0  # a watch is silent between events: the read timeout outlasts timeoutSeconds
 _STREAM_ERRORS: Final = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError)
 """What a broken watch stream raises while it is read (ValueError: a read of a closed response)."""
-_HTTP_GONE: Final = 410
-_HTTP_FORBIDDEN: Final = 403
 MAX_BAD_ROUNDS: Final = 5
 """Rounds in a row ending on an answer of the wrong shape before the hub gives up (not waited out)."""
 DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
@@ -127,10 +126,6 @@ class Subscription:
             self._taken += len(self._batch)
             self._cond.notify()  # the hub, if it waits for room
             return self._batch.popleft()
-
-    def __iter__(self) -> Iterator[WatchResponse]:
-        while (event := self.get()) is not None:
-            yield event
 
     def offer(self, event: WatchResponse) -> bool:
         """Buffer a live event, waiting for room while the reader reads; False if it was dropped. A reader
@@ -313,7 +308,7 @@ class _ListWatch(Generic[T]):
                 retry=self.w.retry,
             )
         except KubeError as exc:
-            if exc.status == _HTTP_GONE:
+            if exc.status == HTTPStatus.GONE:
                 raise _Relist(str(exc)) from exc
             raise
         response = self._response = cast(urllib3.BaseHTTPResponse, response)  # ``stop`` can shut it down
@@ -341,7 +336,7 @@ class _ListWatch(Generic[T]):
     def _event(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "ERROR":
             code, message = obj.get("code"), str(obj.get("message") or obj)
-            if code == _HTTP_GONE:
+            if code == HTTPStatus.GONE:
                 raise _Relist(message)
             msg = f"watch of {self.where} failed: HTTP {code} ({message})"
             raise KubeError(msg, status=code if isinstance(code, int) else None)
@@ -365,7 +360,7 @@ class _Revisions(_ListWatch[int]):
             self.cache[kube_apps.revision_name(obj)] = kube_apps.revision_replicas(obj)
 
     def refused(self, exc: KubeError) -> bool:
-        if exc.status != _HTTP_FORBIDDEN:
+        if exc.status != HTTPStatus.FORBIDDEN:
             return False
         self.forbidden = True
         self.cache.clear()
