@@ -19,7 +19,7 @@ import logging
 import select
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -126,6 +126,10 @@ class Subscription:
             self._taken += len(self._batch)
             self._cond.notify()  # the hub, if it waits for room
             return self._batch.popleft()
+
+    def __iter__(self) -> Iterator[WatchResponse]:
+        while (event := self.get()) is not None:
+            yield event
 
     def offer(self, event: WatchResponse) -> bool:
         """Buffer a live event, waiting for room while the reader reads; False if it was dropped. A reader
