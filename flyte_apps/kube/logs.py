@@ -95,7 +95,6 @@ class LogOptions:
     tail: int | None = DEFAULT_TAIL_LINES
     poll_interval: float = DEFAULT_POLL_INTERVAL
     retry: RetryPolicy = DEFAULT_RETRY
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
 
 
 class ReplicaLines(NamedTuple):
@@ -263,7 +262,7 @@ class ReplicaReader:
             str(self.api.configuration.host),
         )
         # A follow may stay silent for hours: no read timeout then, like upstream's streaming client.
-        timeout = (self.options.request_timeout, None if follow else self.options.request_timeout)
+        timeout = (DEFAULT_REQUEST_TIMEOUT, None if follow else DEFAULT_REQUEST_TIMEOUT)
         body = call(
             request, _request_timeout=timeout, stream=follow, op=op, retry=self.options.retry, host=host
         )
