@@ -18,7 +18,6 @@ from typing import Any, Final
 
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.app import replica_definition_pb2 as replica_pb
-from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -135,7 +134,7 @@ def kservice_to_app(
         condition.message = STOPPED_MESSAGE
         _set_time(condition.last_transition_time, now)
     else:
-        _add_knative_conditions(status.conditions, conditions_of(ksvc), now)
+        _add_knative_conditions(status, conditions_of(ksvc), now)
     private = spec is not None and spec.ingress.private
     cluster_local = stopped or labels.get(c.LABEL_VISIBILITY) == c.VISIBILITY_CLUSTER_LOCAL
     if not private and not cluster_local:
@@ -156,11 +155,9 @@ def kservice_to_app(
 
 
 def _add_knative_conditions(
-    out: RepeatedCompositeFieldContainer[app_pb.Condition],
-    conditions: Sequence[Mapping[str, Any]],
-    now: datetime,
+    out: app_pb.Status, conditions: Sequence[Mapping[str, Any]], now: datetime
 ) -> None:
-    """The (d) table: Knative conditions -> Flyte conditions, added to ``out`` in input order."""
+    """The (d) table: Knative conditions -> Flyte conditions, added to ``out.conditions`` in input order."""
     ready = next((cond for cond in conditions if cond.get("type") == CONDITION_READY), None)
     service_ready = ready is not None and ready.get("status") == CONDITION_TRUE
     service_failed = ready is not None and ready.get("status") == CONDITION_FALSE
@@ -180,7 +177,7 @@ def _add_knative_conditions(
         reason = str(cond.get("reason") or "")
         message = str(cond.get("message") or "")
         text = f"{reason}: {message}" if reason else message or DEFAULT_CONDITION_MESSAGES.get(kind, "")
-        converted = out.add(deployment_status=phase, message=text)
+        converted = out.conditions.add(deployment_status=phase, message=text)
         _set_time(converted.last_transition_time, parse_time(cond.get("lastTransitionTime")) or now)
 
 
