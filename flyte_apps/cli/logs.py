@@ -153,8 +153,7 @@ def register(
         style = LineStyle(output=output, prefix=replica is None, timestamps=timestamps)
         with translate_errors():
             view = load_view(flags)
-            tail_lines = None if tail < 0 else tail
-            options = LogOptions(follow, tail_lines, poll_interval, retry=view.retry(retry))
+            options = LogOptions(follow, None if tail < 0 else tail, poll_interval, retry=view.retry(retry))
 
             def show(api: k8s.ApiClient) -> None:
                 app = resolve_app(view, api, name=name, project=project, domain=domain)

@@ -26,6 +26,11 @@ LABEL_KNATIVE_SERVICE: Final = "serving.knative.dev/service"
 LABEL_KNATIVE_REVISION: Final = "serving.knative.dev/revision"
 # Knative's sidecar in every app pod; never the user container.
 QUEUE_PROXY_CONTAINER: Final = "queue-proxy"
+# Pod phases (``status.phase``), as the API server writes them.
+POD_PENDING: Final = "Pending"
+POD_RUNNING: Final = "Running"
+POD_SUCCEEDED: Final = "Succeeded"
+POD_FAILED: Final = "Failed"
 
 # Kubernetes' recommended label; marks objects this program owns.
 LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"

@@ -186,7 +186,7 @@ def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
     status = status_of(pod)
     phase = text_of(status.get("phase"))
     statuses = mappings(status.get("containerStatuses"))
-    if phase == "Running":
+    if phase == c.POD_RUNNING:
         for container in statuses:
             if container.get("ready"):
                 continue
@@ -195,18 +195,18 @@ def pod_replica_status(pod: Mapping[str, Any]) -> tuple[str, str]:
                 return REPLICA_DEPLOYING, text_of(waiting.get("reason"))
             return REPLICA_DEPLOYING, REASON_CONTAINER_NOT_READY
         return REPLICA_ACTIVE, ""
-    if phase == "Pending":
+    if phase == c.POD_PENDING:
         for container in statuses:
             waiting = mapping(mapping(container.get("state")).get("waiting"))
             if text_of(waiting.get("reason")):
                 return REPLICA_PENDING, text_of(waiting.get("reason"))
-        return REPLICA_PENDING, "Pending"
-    if phase == "Failed":
+        return REPLICA_PENDING, c.POD_PENDING
+    if phase == c.POD_FAILED:
         reason = text_of(status.get("reason"))
         if not reason and statuses:
             reason = text_of(mapping(mapping(statuses[0].get("state")).get("terminated")).get("reason"))
         return REPLICA_FAILED, reason
-    if phase == "Succeeded":
+    if phase == c.POD_SUCCEEDED:
         return REPLICA_STOPPED, REASON_POD_COMPLETED
     return REPLICA_PENDING, phase
 

@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, cast
 
 import urllib3
@@ -50,10 +50,6 @@ DEFAULT_TAIL_LINES: Final = 1000
 """Upstream's ``defaultInitialLines``: how much history a stream starts with."""
 DEFAULT_POLL_INTERVAL: Final = 1.0
 """Seconds between looks for new replicas while following an app."""
-
-PHASE_PENDING: Final = "Pending"
-PHASE_RUNNING: Final = "Running"
-TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 _LOG_PATH: Final = "/api/v1/namespaces/{namespace}/pods/{name}/log"
 _NOT_A_LOG: Final = frozenset({"text/html", "application/xhtml+xml"})
@@ -120,14 +116,6 @@ CAUGHT_UP: Final = CaughtUp()
 LogBatch = ReplicaLines | Notice | CaughtUp
 
 
-def list_replicas(
-    api: k8s.ApiClient, *, namespace: str, kservice: str, retry: RetryPolicy = DEFAULT_RETRY
-) -> Replicas:
-    """The app's replica pods, oldest first (then by name): logs come in the order replicas started."""
-    found = find_replicas(api, namespace=namespace, kservice=kservice, retry=retry)
-    return replace(found, pods=tuple(sorted(found.pods, key=_age_order)))
-
-
 def pick_user_container(pod: Any) -> str:
     """Upstream's ``pickUserContainer``: the first container not named ``queue-proxy``."""
     for container in pod.spec.containers or ():
@@ -138,6 +126,7 @@ def pick_user_container(pod: Any) -> str:
 
 
 def _age_order(pod: Any) -> tuple[float, str]:
+    """Oldest first, then by name: the order in which replicas are read one after the other."""
     created = pod.metadata.creation_timestamp
     return (created.timestamp() if created is not None else 0.0, str(pod.metadata.name))
 
@@ -147,23 +136,23 @@ def _phase(pod: Any) -> str:
 
 
 def _terminal(pod: Any) -> bool:
-    return _phase(pod) in TERMINAL_PHASES
+    return _phase(pod) in (c.POD_SUCCEEDED, c.POD_FAILED)
 
 
 def _waiting_reason(pod: Any, container: str) -> str | None:
     """Why ``container`` is not running yet (Pending, or its waiting reason), or None if it runs (or ran)."""
-    if _phase(pod) not in (PHASE_PENDING, PHASE_RUNNING):
+    if _phase(pod) not in (c.POD_PENDING, c.POD_RUNNING):
         return None
     for status in getattr(pod.status, "container_statuses", None) or ():
         if status.name == container and status.state is not None and status.state.waiting is not None:
             return str(status.state.waiting.reason or "waiting")
-    return PHASE_PENDING if _phase(pod) == PHASE_PENDING else None
+    return c.POD_PENDING if _phase(pod) == c.POD_PENDING else None
 
 
 def _unscheduled(pod: Any) -> bool:
     """A Pending pod that no node took yet: the API answers its log with 204 and no body (it has
     no kubelet to ask), not with the 400 of a container that is waiting to start."""
-    return _phase(pod) == PHASE_PENDING and not getattr(pod.spec, "node_name", None)
+    return _phase(pod) == c.POD_PENDING and not getattr(pod.spec, "node_name", None)
 
 
 def _shutdown(response: urllib3.BaseHTTPResponse | None) -> None:
@@ -212,10 +201,7 @@ class ReplicaReader:
     def _attempt(self, container: str) -> Generator[list[LogLine], None, float | None]:
         """Open the log and read it: the seconds to wait before the next attempt, or None to end."""
         if _unscheduled(self.pod):
-            if not self.options.follow:
-                msg = f"replica {self.name} has not started yet (not scheduled to a node): no logs"
-                raise ReplicaNotStarted(msg)
-            return self.options.poll_interval
+            return self._not_started("not scheduled to a node")
         try:
             response = self._open(container)
         except KubeNotFound:
@@ -233,7 +219,7 @@ class ReplicaReader:
         it, since that method cannot send ``sinceTime`` (kubernetes 37)."""
         query: list[tuple[str, object]] = [("container", container), ("timestamps", True)]
         # Not followed unless Running: a broken stream of a pod that has ended since is read to its end.
-        follow = self.options.follow and _phase(self.pod) == PHASE_RUNNING
+        follow = self.options.follow and _phase(self.pod) == c.POD_RUNNING
         if follow:
             query.append(("follow", True))
         if not self.cursor.started and self.options.tail is not None:
@@ -242,11 +228,10 @@ class ReplicaReader:
             query.append(("sinceTime", since))
 
         def request(_request_timeout: RequestTimeout) -> urllib3.BaseHTTPResponse:
-            path_params = {"namespace": self.namespace, "name": self.name}
             serialized = self.api.param_serialize(
                 "GET",
                 _LOG_PATH,
-                path_params=path_params,
+                path_params={"namespace": self.namespace, "name": self.name},
                 query_params=query,
                 header_params={"Accept": _LOG_ACCEPT},
                 auth_settings=["BearerToken"],
@@ -257,10 +242,8 @@ class ReplicaReader:
                 raise ApiException(http_resp=response)
             return cast(urllib3.BaseHTTPResponse, response.response)
 
-        op, host = (
-            KubeOperation("get", "pods/log", self.namespace, self.name),
-            str(self.api.configuration.host),
-        )
+        op = KubeOperation("get", "pods/log", self.namespace, self.name)
+        host = str(self.api.configuration.host)
         # A follow may stay silent for hours: no read timeout then, like upstream's streaming client.
         timeout = (DEFAULT_REQUEST_TIMEOUT, None if follow else DEFAULT_REQUEST_TIMEOUT)
         body = call(
@@ -302,17 +285,20 @@ class ReplicaReader:
             raise exc
         if not self._refresh() or _terminal(self.pod):
             return None
-        reason = _waiting_reason(self.pod, container)
-        if reason is not None and not self.options.follow:
-            msg = f"replica {self.name} has not started yet ({reason}): no logs"
-            raise ReplicaNotStarted(msg, status=exc.status) from exc
-        if reason is not None:
-            return self.options.poll_interval  # wait for the container to start
+        if (reason := _waiting_reason(self.pod, container)) is not None:
+            return self._not_started(reason)
         # It runs now (it started since the request), or the 400 means something else.
         self.failures += 1
         if self.failures >= self.options.retry.attempts:
             raise exc
         return self.options.retry.delay(self.failures)
+
+    def _not_started(self, reason: str) -> float:
+        """The container has not started: following, seconds to wait for it; else it is said."""
+        if not self.options.follow:
+            msg = f"replica {self.name} has not started yet ({reason}): no logs"
+            raise ReplicaNotStarted(msg)
+        return self.options.poll_interval
 
     def _after_stream(self, *, progress: bool, broken: Exception | None) -> float | None:
         """After a followed stream ended: seconds to wait (0: the pod was just read), or None to end."""
@@ -363,11 +349,11 @@ def _one_replica(reader: ReplicaReader) -> Iterator[LogBatch]:
 def read_app(
     api: k8s.ApiClient, *, app: AppId, namespace: str, options: LogOptions
 ) -> Generator[LogBatch, None, None]:
-    """Every replica's lines in batches, one replica after the other, or interleaved as they come
-    when following. :class:`AppNotFound` if neither the KService nor a replica exists; an app scaled
-    to zero yields a :class:`Notice` (and following waits for a replica)."""
+    """Every replica's lines in batches, one replica after the other (oldest first), or interleaved
+    as they come when following. :class:`AppNotFound` if neither the KService nor a replica exists;
+    an app scaled to zero yields a :class:`Notice` (and following waits for a replica)."""
     kservice = kservice_name_of(app)
-    replicas = list_replicas(api, namespace=namespace, kservice=kservice, retry=options.retry)
+    replicas = find_replicas(api, namespace=namespace, kservice=kservice, retry=options.retry)
     if not replicas.pods:
         if not replicas.kservice_found:
             msg = f"app {app} not found: no KService '{kservice}' "
@@ -376,7 +362,7 @@ def read_app(
         waiting = "; waiting for a replica to start (Ctrl-C to stop)" if options.follow else ""
         yield Notice(f"app {app} has no running replicas (scaled to zero){waiting}")
     if not options.follow:
-        for pod in replicas.pods:
+        for pod in sorted(replicas.pods, key=_age_order):
             yield from _one_replica(ReplicaReader(api, pod, namespace, options))
         return
     yield from _follow(api, namespace=namespace, kservice=kservice, options=options, replicas=replicas)
@@ -408,7 +394,7 @@ def _follow(
                 ended.add(gone)  # look at the pods now
                 if (error := readers[gone][0].error) is not None:
                     raise error
-            replicas = list_replicas(api, namespace=namespace, kservice=kservice, retry=options.retry)
+            replicas = find_replicas(api, namespace=namespace, kservice=kservice, retry=options.retry)
     finally:
         stop.set()
         for reader, _ in readers.values():

@@ -27,13 +27,13 @@ from flyte_apps.kube.logs import (
     NoUserContainer,
     ReplicaLines,
     ReplicaReader,
-    list_replicas,
     pick_user_container,
     read_app,
     read_replica,
 )
-from flyte_apps.kube.replicas import ReplicaNotFound
+from flyte_apps.kube.replicas import ReplicaNotFound, find_replicas
 from flyte_apps.kube.retry import RetryPolicy
+from tests.fakes import kube_store
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import PODS
 
@@ -193,10 +193,10 @@ def test_old_revision_pods_are_left_out_once_a_newer_revision_is_ready(
     old = kube_server.add_revision_pods(NS, KSVC, first)
     second = kube_server.reconcile_kservice(NS, KSVC, ready=False)
     new = kube_server.add_revision_pods(NS, KSVC, second)
-    names = [p.metadata.name for p in list_replicas(kube_api, namespace=NS, kservice=KSVC).pods]
+    names = [p.metadata.name for p in find_replicas(kube_api, namespace=NS, kservice=KSVC).pods]
     assert names == old  # the new revision is not ready yet: the old one still serves
     kube_server.mark_revision_ready(NS, KSVC)
-    names = [p.metadata.name for p in list_replicas(kube_api, namespace=NS, kservice=KSVC).pods]
+    names = [p.metadata.name for p in find_replicas(kube_api, namespace=NS, kservice=KSVC).pods]
     assert names == new
     selector = kube_server.requests_matching("GET", "/pods")[-1].query["labelSelector"]
     assert selector == f"serving.knative.dev/service={KSVC},serving.knative.dev/revision={second}"
@@ -209,9 +209,21 @@ def test_without_a_kservice_every_pod_labelled_for_it_is_a_replica(
         labels = {"serving.knative.dev/service": KSVC, "serving.knative.dev/revision": revision}
         kube_server.add_pod(NS, name, labels=labels)
     kube_server.add_pod(NS, "other", labels={"serving.knative.dev/service": "other-proj-dev"})
-    replicas = list_replicas(kube_api, namespace=NS, kservice=KSVC)
+    replicas = find_replicas(kube_api, namespace=NS, kservice=KSVC)
     assert not replicas.kservice_found
     assert [p.metadata.name for p in replicas.pods] == ["a", "b"]
+
+
+def test_without_following_replicas_come_one_after_another_oldest_first(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Created in neither name nor age order: the fake API lists them as they were created.
+    for name, created in (("c", at(10)), ("a", at(20)), ("b", at(0))):
+        monkeypatch.setattr(kube_store, "utc_now", lambda moment=created: moment)
+        kube_server.add_pod(NS, name, labels={"serving.knative.dev/service": KSVC})
+        kube_server.append_log(NS, name, "app", f"from {name}", f"more from {name}", at=at(30))
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=FAST))
+    assert [replica for replica, _ in lines_of(events)] == ["b", "b", "c", "c", "a", "a"]
 
 
 def test_missing_app_is_not_found(kube_server: FakeKubeApi, kube_api: client.ApiClient) -> None:
