@@ -8,8 +8,8 @@ apps as ``create_event``s atomically with its registration (nothing missed, noth
 A :class:`_ListWatch` per kind lists, then watches, in a thread of its own; after 410 Gone or a broken
 stream it lists again, and only the differences against its cache count. Each event is built once
 (treat it as read-only) and put in every matching :class:`Subscription`'s bounded buffer (which
-says what a full one does). :class:`_Revisions` keeps replica counts, so an event costs no API call
-(upstream GETs a Revision per event, (j)20)."""
+says what a full one does). A second loop keeps the Revisions' replica counts, so an event costs no
+API call (upstream GETs a Revision per event, (j)20)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from http import HTTPStatus
-from typing import Any, Final, Generic, NamedTuple, TypeVar, cast
+from typing import Any, Final, NamedTuple, cast
 
 import urllib3
 from flyteidl2.app import app_definition_pb2 as app_pb
@@ -56,7 +56,6 @@ DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 
 _DROPPED: Final = "subscriber buffer full, dropping update for app: %s"
 _ROOM_WAIT_S: Final = 1.0  # how often a full buffer's wait looks whether its reader reads (Subscription)
-T = TypeVar("T")
 _Key = tuple[str | None, str | None, str | None]  # a WatchTarget's fields: the target is its own key
 
 
@@ -210,42 +209,52 @@ class _Watching:  # what the list-then-watch loops of one hub share
     give_up: Callable[[KubeError], None]
 
 
-class _ListWatch(Generic[T]):
-    """One kind's list-then-watch loop, in a thread of its own until ``stopping`` is set. A subclass's
-    ``handle`` applies one ADDED/MODIFIED/DELETED object to ``cache`` (a relist: each listed object, then
-    DELETED for the rest); ``refused`` may end the loop on a ``KubeError``. A first 410 or broken stream
-    lists again at once, other failures wait ``reconnect``'s backoff; :data:`MAX_BAD_ROUNDS` answers of
-    the wrong shape in a row end the loop and the hub."""
+class _ListWatch:
+    """One kind's list-then-watch loop, in a thread of its own until ``stopping`` is set. It keeps the
+    resourceVersion of each object by name and hands every change to ``change(name, obj)`` (None: gone),
+    once per version, so a relist hands over only what differs. ``refused`` may end the loop on a
+    ``KubeError``; ``idle`` is called whenever no more of the stream is waiting. A first 410 or broken
+    stream lists again at once, other failures wait ``reconnect``'s backoff; :data:`MAX_BAD_ROUNDS`
+    answers of the wrong shape in a row end the loop and the hub."""
 
-    plural: str
-    thread_name: str
-    handle: Callable[[str, dict[str, Any]], None]
-
-    def __init__(self, w: _Watching) -> None:
-        self.w = w
-        self.resource = custom_resource(c.KNATIVE_GROUP, self.plural)
+    def __init__(
+        self,
+        w: _Watching,
+        plural: str,
+        change: Callable[[str, dict[str, Any] | None], None],
+        refused: Callable[[KubeError], bool] = lambda _: False,
+        idle: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.w, self.plural, self.change, self.refused, self.idle = w, plural, change, refused, idle
+        self.resource = custom_resource(c.KNATIVE_GROUP, plural)
         self.where = f"{self.resource} in namespace '{w.namespace}'"
-        self.cache: dict[str, T] = {}
+        self.versions: dict[str, str] = {}  # of what ``change`` has been given, by name
         self.relists, self.version = 0, ""  # version: where the next watch starts (none: list first)
         self.failures = self.bad = 0  # rounds in a row that failed; that ended on a bad answer
         self._response: urllib3.BaseHTTPResponse | None = None
-        self.idle: Callable[[], None] = lambda: None  # called whenever no more of the stream is waiting
-        self.thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
-
-    def refused(self, exc: KubeError) -> bool:  # noqa: ARG002
-        return False
+        self.thread = threading.Thread(target=self._run, name=f"flyte-apps-watch-{plural}", daemon=True)
 
     def relist(self) -> None:
-        """List everything (raises ``KubeError``) into the cache; the next watch starts from this list."""
+        """List everything (raises ``KubeError``); the next watch starts from this list."""
         w = self.w
         items, version = kube_apps.list_knative(w.client, w.namespace, self.plural, retry=w.retry)
-        listed = {_name_version(obj)[0]: obj for obj in items}
-        for obj in listed.values():
-            self.handle("MODIFIED", obj)
-        for name in [name for name in self.cache if name not in listed]:  # only this thread writes it
-            self.handle("DELETED", {"metadata": {"name": name}})
+        for obj in items:
+            self._apply("MODIFIED", obj)
+        listed = {_name_version(obj)[0] for obj in items}
+        for name in [name for name in self.versions if name not in listed]:
+            self._apply("DELETED", {"metadata": {"name": name}})
         self.version, self.relists = version, self.relists + 1
         self.idle()
+
+    def _apply(self, kind: str, obj: dict[str, Any]) -> None:
+        """Hand one ADDED, MODIFIED or DELETED object to ``change``, unless it has been already."""
+        name, version = _name_version(obj)
+        if kind == "DELETED" and name in self.versions:
+            self.change(name, None)
+            del self.versions[name]
+        elif kind != "DELETED" and self.versions.get(name) != version:  # else replayed, or unchanged
+            self.change(name, obj)  # first: if it raises, the relist that follows hands it over again
+            self.versions[name] = version
 
     def stop(self, timeout: float) -> None:
         """Unblock a watch being read and wait for the thread (``stopping`` must already be set)."""
@@ -345,77 +354,9 @@ class _ListWatch(Generic[T]):
             msg = f"watch of {self.where} failed: HTTP {code} ({message})"
             raise KubeError(msg, status=code if isinstance(code, int) else None)
         if kind in ("ADDED", "MODIFIED", "DELETED"):
-            self.handle(kind, obj)
+            self._apply(kind, obj)
         self.failures = self.bad = 0  # the round got somewhere: a failure now is the first in a row
         self.version = _name_version(obj)[1] or self.version  # a BOOKMARK only moves the resourceVersion
-
-
-class _Revisions(_ListWatch[int]):
-    """The namespace's Revisions' ``status.actualReplicas``, by name. A Revision it does not have (not
-    listed yet, or RBAC refused list or watch: said once, and the cache stays empty) the hub GETs."""
-
-    plural, thread_name = c.REVISION_PLURAL, "flyte-apps-watch-revisions"
-    forbidden = False
-
-    def handle(self, kind: str, obj: dict[str, Any]) -> None:
-        if kind == "DELETED":
-            self.cache.pop(kube_apps.revision_name(obj), None)
-        else:
-            self.cache[kube_apps.revision_name(obj)] = kube_apps.revision_replicas(obj)
-
-    def refused(self, exc: KubeError) -> bool:
-        if exc.status != HTTPStatus.FORBIDDEN:
-            return False
-        self.forbidden = True
-        self.cache.clear()
-        grant = f"grant list and watch on {kube_apps.REVISIONS} in namespace {self.w.namespace} to avoid"
-        log.warning(
-            "%s; reading each app's Revision per event instead (%s an API call per event)", exc, grant
-        )
-        return True
-
-    def first_list(self) -> KubeError | None:
-        """``start``'s first list, before the KServices': a failure is said once the hub runs, if it does."""
-        try:
-            self.relist()
-        except KubeUnreachable:
-            raise
-        except KubeError as exc:
-            return exc
-        return None
-
-    def launch(self, failure: KubeError | None) -> None:
-        """Watch from the first list; or say that it failed (a refusal is for good) and list again."""
-        if failure is not None and self.refused(failure):
-            return
-        if failure is not None:
-            what = f"listing {kube_apps.REVISIONS} in namespace {self.w.namespace}"
-            log.warning("%s: %s; reading Revisions one by one until it works", what, failure)
-        self.thread.start()
-
-
-class _KServices(_ListWatch[tuple[str, app_pb.App]]):
-    """The managed KServices as (resourceVersion, app), by name. Each change goes to ``publish(old, new)``
-    under ``lock``, which a new subscriber's snapshot also takes: it gets each state once, either way."""
-
-    plural, thread_name = c.KSERVICE_PLURAL, "flyte-apps-watch-hub"
-
-    def __init__(self, w: _Watching, to_app: Callable[..., app_pb.App | None], publish: Callable[..., None]):
-        super().__init__(w)
-        self.lock, self._to_app, self._publish = threading.Lock(), to_app, publish
-
-    def handle(self, kind: str, obj: dict[str, Any]) -> None:
-        name, version = _name_version(obj)
-        old_version, old = self.cache.get(name, ("", None))
-        if kind != "DELETED" and old is not None and old_version == version:
-            return  # replayed, or unchanged since the last list
-        new = None if kind == "DELETED" else self._to_app(obj)
-        with self.lock:
-            if new is not None:
-                self.cache[name] = (version, new)
-            elif old is not None:
-                del self.cache[name]
-            self._publish(old, new)
 
 
 class WatchHub:
@@ -447,34 +388,50 @@ class WatchHub:
         self._convert = partial(to_app, ingress_apps_port=ingress_apps_port)
         self._stopping = threading.Event()
         self._retry = replace(retry, sleep=self._wait)
-        self._subscriptions: dict[_Key, list[Subscription]] = {}  # by target, under _kservices.lock
+        self._lock = threading.Lock()  # ``_apps`` and ``_subscriptions``: a snapshot sees each state once
+        self._apps: dict[str, app_pb.App] = {}  # the managed KServices' apps, by KService name
+        self._subscriptions: dict[_Key, list[Subscription]] = {}  # by target
+        self._replicas: dict[str, int] = {}  # each Revision's ``status.actualReplicas``, by name
         self._failure: KubeError | None = None
+        self.reads_revisions_per_event = False
+        """True once RBAC refused the Revision cache, so each event with a ready Revision costs a GET."""
         reconnect, timeout = replace(reconnect, sleep=self._wait), watch_timeout_seconds
-        w = _Watching(self._api, namespace, self._retry, reconnect, timeout, self._stopping, self._give_up)
-        self._kservices = _KServices(w, self._to_app, self._publish)
-        self._kservices.idle = self._wake
-        self._revisions = _Revisions(w) if read_replicas else None
+        w = _Watching(self._api, namespace, self._retry, reconnect, timeout, self._stopping, self._end)
+        self._kservices = _ListWatch(w, c.KSERVICE_PLURAL, self._kservice_changed, idle=self._wake)
+        revisions = _ListWatch(w, c.REVISION_PLURAL, self._revision_changed, self._revisions_refused)
+        self._revisions = revisions if read_replicas else None
+        self._loops = [revisions, self._kservices] if read_replicas else [self._kservices]
 
     def start(self) -> None:
-        """List the namespace (raising ``KubeError`` on failure), then watch in the background."""
+        """List the namespace (raising ``KubeError`` on failure), then watch in the background. The
+        Revisions come first, so the first apps have their replica counts. A refusal to list them is
+        said once the KServices are listed (each app's Revision is then read per event); after another
+        failure (not an unreachable cluster) their loop lists again, and says why if that fails too."""
+        failure: KubeError | None = None
         try:
-            revisions_failure = self._revisions.first_list() if self._revisions is not None else None
+            if self._revisions is not None:
+                try:
+                    self._revisions.relist()
+                except KubeUnreachable:
+                    raise
+                except KubeError as exc:
+                    failure = exc
             self._kservices.relist()
         except BaseException:
             self._stopping.set()
             cast(Callable[[], None], self._api.close)()
             raise
-        if self._revisions is not None:
-            self._revisions.launch(revisions_failure)
-        self._kservices.thread.start()
+        if failure is not None and self._revisions_refused(failure):
+            self._loops = [self._kservices]  # the Revision loop does not run
+        for loop in self._loops:
+            loop.thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop watching, end every subscription and close the client."""
         self._stopping.set()
-        loops: list[_ListWatch[Any]] = [self._kservices, *([self._revisions] if self._revisions else [])]
-        for loop in loops:
+        for loop in self._loops:
             loop.stop(timeout)
-        self._close_subscriptions(None)
+        self._end(None)
         cast(Callable[[], None], self._api.close)()  # again after a failed ``start``: harmless
 
     @property
@@ -482,17 +439,11 @@ class WatchHub:
         """How many times the hub has listed KServices (1 after ``start``; +1 per 410 or broken stream)."""
         return self._kservices.relists
 
-    @property
-    def reads_revisions_per_event(self) -> bool:
-        """True when RBAC refused the Revision cache, so each event with a ready Revision costs a GET."""
-        return self._revisions is not None and self._revisions.forbidden
-
     def subscribe(self, target: WatchTarget | None = None) -> Subscription:
         """Register a subscriber; it first gets every matching app as a ``create_event``."""
         target = target or WatchTarget()
-        with self._kservices.lock:
-            entries = self._kservices.cache.values()
-            apps = sorted((a for _, a in entries if target in _targets(_key(a))), key=_key)
+        with self._lock:
+            apps = sorted((a for a in self._apps.values() if target in _targets(_key(a))), key=_key)
             snapshot = [WatchResponse(create_event={"app": app}) for app in apps]
             subscription = Subscription(target, self._buffer_size, snapshot)
             if self._stopping.is_set():
@@ -503,7 +454,7 @@ class WatchHub:
 
     def unsubscribe(self, subscription: Subscription) -> None:
         """No more events for ``subscription``; its iteration ends after what is buffered."""
-        with self._kservices.lock:
+        with self._lock:
             same_target = self._subscriptions.get(subscription.target, [])
             if subscription in same_target:
                 same_target.remove(subscription)
@@ -516,7 +467,7 @@ class WatchHub:
             return None
         replicas = 0
         if self._revisions is not None and (revision := status.latest_ready_revision(obj)) is not None:
-            replicas = self._revisions.cache.get(revision, -1)  # counts are never negative
+            replicas = self._replicas.get(revision, -1)  # counts are never negative
             if replicas < 0:  # not in the cache (yet)
                 replicas = kube_apps.current_replicas(self._api, self.namespace, obj, retry=self._retry)
         try:
@@ -525,15 +476,21 @@ class WatchHub:
             log.warning("skipping KService: %s", exc)
             return None
 
-    def _publish(self, old: app_pb.App | None, new: app_pb.App | None) -> None:
-        """The events of one KService going from ``old`` to ``new`` (under ``_kservices.lock``)."""
-        if old is not None and new is not None and _key(old) == _key(new):
-            self._send(new, update_event={"updated_app": new, "old_app": old})
-            return
-        if old is not None:  # gone, or the KService now holds another app
-            self._send(old, delete_event={"app": old})
-        if new is not None:
-            self._send(new, create_event={"app": new})
+    def _kservice_changed(self, name: str, kservice: dict[str, Any] | None) -> None:
+        """Send the events of one KService's change (None: gone) under ``_lock``, which a new
+        subscriber's snapshot also takes: it gets each state once, either way."""
+        new = None if kservice is None else self._to_app(kservice)
+        with self._lock:
+            old = self._apps.pop(name, None)
+            if new is not None:
+                self._apps[name] = new
+            if old is not None and new is not None and _key(old) == _key(new):
+                self._send(new, update_event={"updated_app": new, "old_app": old})
+                return
+            if old is not None:  # gone, or the KService now holds another app
+                self._send(old, delete_event={"app": old})
+            if new is not None:
+                self._send(new, create_event={"app": new})
 
     def _send(self, app: app_pb.App, **fields: dict[str, app_pb.App]) -> None:
         """Offer the event (its ``WatchResponse`` fields), built once (each app copied once), to every
@@ -545,9 +502,28 @@ class WatchHub:
                 if not subscription.offer(event):
                     log.warning(_DROPPED, status.app_key(app.metadata.id))
 
+    def _revision_changed(self, name: str, revision: dict[str, Any] | None) -> None:
+        if revision is None:
+            self._replicas.pop(name, None)
+        else:
+            self._replicas[name] = kube_apps.revision_replicas(revision)
+
+    def _revisions_refused(self, exc: KubeError) -> bool:
+        """Whether RBAC refused the Revision loop (which then ends): said once, and each app's Revision
+        is read per event (the hub GETs a Revision its cache does not have)."""
+        if exc.status != HTTPStatus.FORBIDDEN:
+            return False
+        self.reads_revisions_per_event = True
+        self._replicas.clear()
+        grant = f"grant list and watch on {kube_apps.REVISIONS} in namespace {self.namespace} to avoid"
+        log.warning(
+            "%s; reading each app's Revision per event instead (%s an API call per event)", exc, grant
+        )
+        return True
+
     def _wake(self) -> None:
         """The stream has nothing more waiting: wake every reader with events in its buffer."""
-        with self._kservices.lock:
+        with self._lock:
             subscriptions = [s for same_target in self._subscriptions.values() for s in same_target]
         for subscription in subscriptions:
             subscription.wake()
@@ -555,14 +531,11 @@ class WatchHub:
     def _wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)  # a backoff, ended early by ``stop``
 
-    def _give_up(self, failure: KubeError) -> None:
-        """A loop gave up: stop, and end every subscription with ``failure`` (``watch`` raises it)."""
+    def _end(self, failure: KubeError | None) -> None:
+        """Stop, and end every subscription (with ``failure`` when a loop gave up: ``watch`` raises it)."""
         self._failure = self._failure or failure
         self._stopping.set()
-        self._close_subscriptions(failure)
-
-    def _close_subscriptions(self, failure: KubeError | None) -> None:
-        with self._kservices.lock:
+        with self._lock:
             subscriptions, self._subscriptions = self._subscriptions, {}
         for subscription in [s for same_target in subscriptions.values() for s in same_target]:
             subscription.close(failure)

@@ -553,7 +553,7 @@ def test_stop_interrupts_a_long_watch_and_closes_subscriptions(
     hub.stop()
     assert subscription.closed
     assert subscription.get(0) is None
-    assert not [t for t in threading.enumerate() if t.name == "flyte-apps-watch-hub" and t.is_alive()]
+    assert not [t for t in threading.enumerate() if t.name == "flyte-apps-watch-services" and t.is_alive()]
 
 
 def test_start_fails_with_the_api_error_when_the_namespace_cannot_be_listed(
@@ -633,6 +633,35 @@ def test_a_revision_the_cache_has_not_seen_yet_is_read_once(
     (event,) = take(subscription, 1)
     assert event.update_event.updated_app.status.current_replicas == 2
     assert revision_gets(kube_server) == 1
+
+
+def test_a_revision_list_that_fails_at_start_is_listed_again_by_its_loop(
+    kube_server: FakeKubeApi, make_hub: HubFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failure that is not a refusal (a 404 once): the hub starts, reads the first app's Revision with
+    one GET, and its Revision loop lists again, so later counts cost no GET; a failure that healed at
+    once is no warning."""
+    name = deploy(kube_server)
+    revision = running_with(kube_server, name, 2)
+    kube_server.fail_next(404, method="GET", path_contains="/revisions", message=NO_SUCH_RESOURCE_TYPE)
+    with caplog.at_level(logging.WARNING, logger="flyte_apps.kube"):
+        hub = make_hub()
+        subscription = hub.subscribe()
+        (created,) = take(subscription, 1)
+        kube_server.patch(REVISIONS, NS, revision, {"status": {"actualReplicas": 4}}, status=True)
+        counts: list[int] = []
+
+        def new_count_seen() -> bool:
+            touch(kube_server, name, str(len(counts)))
+            (event,) = take(subscription, 1)
+            counts.append(event.update_event.updated_app.status.current_replicas)
+            return counts[-1] == 4
+
+        wait_until(new_count_seen, "the new replica count from the Revision cache")
+    assert created.create_event.app.status.current_replicas == 2
+    assert revision_gets(kube_server) == 1
+    assert not hub.reads_revisions_per_event
+    assert [r.getMessage() for r in caplog.records] == []
 
 
 def test_forbidden_revision_listing_falls_back_to_a_get_per_event_and_says_so_once(
