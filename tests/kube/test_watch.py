@@ -597,6 +597,19 @@ def running_with(server: FakeKubeApi, name: str, replicas: int) -> str:
     return revision
 
 
+def until_count_seen(server: FakeKubeApi, subscription: Subscription, name: str, replicas: int) -> None:
+    """Touch the KService until an update event carries ``replicas`` (the Revision watch may trail)."""
+    counts: list[int] = []
+
+    def seen() -> bool:
+        touch(server, name, str(len(counts)))
+        (event,) = take(subscription, 1)
+        counts.append(event.update_event.updated_app.status.current_replicas)
+        return counts[-1] == replicas
+
+    wait_until(seen, f"the replica count {replicas}")
+
+
 def test_replica_counts_come_from_the_revision_cache_not_a_get_per_event(
     kube_server: FakeKubeApi, make_hub: HubFactory
 ) -> None:
@@ -607,15 +620,7 @@ def test_replica_counts_come_from_the_revision_cache_not_a_get_per_event(
     (created,) = take(subscription, 1)
     assert created.create_event.app.status.current_replicas == 3
     kube_server.patch(REVISIONS, NS, revision, {"status": {"actualReplicas": 5}}, status=True)
-    counts: list[int] = []
-
-    def updated_count_seen() -> bool:
-        touch(kube_server, name, str(len(counts)))
-        (event,) = take(subscription, 1)
-        counts.append(event.update_event.updated_app.status.current_replicas)
-        return counts[-1] == 5
-
-    wait_until(updated_count_seen, "the new replica count")
+    until_count_seen(kube_server, subscription, name, 5)
     assert revision_gets(kube_server) == 0
     assert not hub.reads_revisions_per_event
 
@@ -639,8 +644,8 @@ def test_a_revision_list_that_fails_at_start_is_listed_again_by_its_loop(
     kube_server: FakeKubeApi, make_hub: HubFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A failure that is not a refusal (a 404 once): the hub starts, reads the first app's Revision with
-    one GET, and its Revision loop lists again, so later counts cost no GET; a failure that healed at
-    once is no warning."""
+    a GET, and its Revision loop lists again, so that events come to cost no GET; a failure that healed
+    at once is no warning."""
     name = deploy(kube_server)
     revision = running_with(kube_server, name, 2)
     kube_server.fail_next(404, method="GET", path_contains="/revisions", message=NO_SUCH_RESOURCE_TYPE)
@@ -648,18 +653,18 @@ def test_a_revision_list_that_fails_at_start_is_listed_again_by_its_loop(
         hub = make_hub()
         subscription = hub.subscribe()
         (created,) = take(subscription, 1)
+        assert revision_gets(kube_server) == 1
         kube_server.patch(REVISIONS, NS, revision, {"status": {"actualReplicas": 4}}, status=True)
-        counts: list[int] = []
+        until_count_seen(kube_server, subscription, name, 4)
 
-        def new_count_seen() -> bool:
-            touch(kube_server, name, str(len(counts)))
-            (event,) = take(subscription, 1)
-            counts.append(event.update_event.updated_app.status.current_replicas)
-            return counts[-1] == 4
+        def costs_no_get() -> bool:
+            gets = revision_gets(kube_server)
+            touch(kube_server, name, f"cached-{gets}")
+            take(subscription, 1)
+            return revision_gets(kube_server) == gets
 
-        wait_until(new_count_seen, "the new replica count from the Revision cache")
+        wait_until(costs_no_get, "an event served from the Revision cache")
     assert created.create_event.app.status.current_replicas == 2
-    assert revision_gets(kube_server) == 1
     assert not hub.reads_revisions_per_event
     assert [r.getMessage() for r in caplog.records] == []
 
