@@ -6,7 +6,7 @@ the full identity ((j)4), ``update_event.old_app`` is filled in, and a new subsc
 apps as ``create_event``s atomically with its registration (nothing missed, nothing twice).
 
 A :class:`_ListWatch` per kind lists, then watches, in a thread of its own; after 410 Gone or a broken
-stream it lists again, and only the differences against its cache count. Each event is built once
+stream it lists again, and hands the hub only what changed. Each event is built once
 (treat it as read-only) and put in every matching :class:`Subscription`'s bounded buffer (which
 says what a full one does). A second loop keeps the Revisions' replica counts, so an event costs no
 API call (upstream GETs a Revision per event, (j)20)."""
