@@ -73,13 +73,15 @@ sdk-fixtures: setup
 	$(BIN)/python tests/sdk/make_fixtures.py
 
 # Kubernetes' own validators (tests/vectors/judge, Go from the module proxy) write
-# tests/fixtures/kube_validation_vectors.json, and kubectl (on PATH, else the one `make e2e-tools` built)
-# writes tests/fixtures/go_yaml_vectors.json; tests/core/test_kube_vectors.py and
-# tests/cli/test_go_readers.py read them. Not part of `make test`.
+# tests/fixtures/kube_validation_vectors.json, kubectl (on PATH, else the one `make e2e-tools` built)
+# writes tests/fixtures/go_yaml_vectors.json, and protobuf-go (the spec-judge `make e2e-tools` built)
+# writes tests/fixtures/go_spec_corpus.json; tests/core/test_kube_vectors.py, tests/cli/test_go_readers.py
+# and tests/core/test_goorder.py read them. Not part of `make test`.
 KUBECTL ?= $(shell command -v kubectl || echo "$$($(BIN)/python -m tests.e2e.build --print kubernetes 2>/dev/null | cut -f2)/bin/kubectl")
 vectors: setup
 	$(BIN)/python -m tests.vectors.generate
 	$(BIN)/python -m tests.vectors.go_yaml "$(KUBECTL)"
+	$(BIN)/python -m tests.vectors.go_specs
 
 # Benchmarks (bench/RESULTS.md): 15 to 20 minutes on 2 cores, one markdown table. Not part of `make test`.
 bench: setup

@@ -145,7 +145,7 @@ def status(
                 and project in (None, plan.config.id.project)
                 and domain in (None, plan.config.id.domain)
             )
-        drifted = bool(missing) or any(drift.values())
+        drifted = bool(missing) or any(d.is_drift for found in drift.values() for d in found)
         if output in (OutputFormat.JSON, OutputFormat.YAML):
             entries = status_json(snapshots, drift)
             for entry, snapshot in zip(entries, snapshots, strict=True):
@@ -164,13 +164,19 @@ def status(
             details = extras.lines()
             for line in ["", *details] if details else []:
                 typer.echo(printable(line))
-        notes = [(key, d.message) for key, found in drift.items() for d in found]
-        notes += [(key, missing_note(plans[key])) for key in missing]
-        if notes:
+        differences = [(key, d.message) for key, found in drift.items() for d in found if d.is_drift]
+        differences += [(key, missing_note(plans[key])) for key in missing]
+        if differences:
             typer.echo("")
             typer.secho("drift:", fg=typer.colors.YELLOW, bold=True)
-            for key, message in notes:
+            for key, message in differences:
                 typer.secho(printable(f"  {key}: {message}"), fg=typer.colors.YELLOW)
+        notes = [(key, d.message) for key, found in drift.items() for d in found if not d.is_drift]
+        if notes:
+            typer.echo("")
+            typer.echo("notes:")
+            for key, message in notes:
+                typer.echo(printable(f"  {key}: {message}"))
         exit_on_drift(drifted=drifted and exit_code)
 
 
@@ -215,7 +221,7 @@ def drift_of(snapshot: AppSnapshot, plan: AppPlan | None) -> list[Drift]:
     replicas = max(app.status.current_replicas, len(snapshot.replicas))
     found = find_drift(
         snapshot.kservice,
-        expected_sha=plan.blob.sha if plan is not None else None,
+        expected=plan.blob if plan is not None else None,
         expected_stopped=bool(plan.config.input.stopped) if plan is not None else None,
         replicas=replicas,
     )
@@ -226,16 +232,19 @@ def drift_of(snapshot: AppSnapshot, plan: AppPlan | None) -> list[Drift]:
 
 
 def status_json(snapshots: Sequence[AppSnapshot], drift: dict[str, list[Drift]]) -> list[dict[str, Any]]:
-    """``[{"app": App, "replicas": [Replica, ...]}]`` in protobuf JSON (plus ``drift`` when any)."""
+    """``[{"app": App, "replicas": [Replica, ...]}]`` in protobuf JSON (plus ``drift`` and ``notes``
+    when any)."""
     result = []
     for snapshot in snapshots:
         entry: dict[str, Any] = {
             "app": MessageToDict(snapshot.app),
             "replicas": [MessageToDict(replica) for replica in snapshot.replicas],
         }
-        found = drift.get(app_key(snapshot.app.metadata.id))
-        if found:
-            entry["drift"] = [{"kind": d.kind, "message": d.message} for d in found]
+        found = drift.get(app_key(snapshot.app.metadata.id), [])
+        for key, wanted in (("drift", True), ("notes", False)):
+            chosen = [{"kind": d.kind, "message": d.message} for d in found if d.is_drift is wanted]
+            if chosen:
+                entry[key] = chosen
         result.append(entry)
     return result
 

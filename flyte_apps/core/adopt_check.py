@@ -12,15 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from google.protobuf.message import DecodeError
-
 from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.keys import KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.errors import ConfigProblem
 from flyte_apps.core.objects import Manifest
-from flyte_apps.core.spec import decode_spec
+from flyte_apps.core.spec import compare_specs
 
 FLYTE_ENV_COUNT: Final = len(c.INJECTED_ENV_VARS)
 """Flyte's variables close ``containers[0].env``: after the platform's and the app's own."""
@@ -68,26 +66,12 @@ def compare_kservice(
 
 
 def _spec_changes(live: Mapping[str, Any], ours: Mapping[str, Any]) -> list[str]:
-    theirs = live.get(c.ANNOTATION_SPEC)
-    if theirs == ours[c.ANNOTATION_SPEC]:
+    found = compare_specs(live.get(c.ANNOTATION_SPEC), ours[c.ANNOTATION_SPEC])
+    if found.same_bytes:
         return []
-    try:
-        live_spec = decode_spec(str(theirs))
-    except (ValueError, DecodeError):
-        return [f"{c.ANNOTATION_SPEC}: the live value does not decode"]
-    ours_spec = decode_spec(ours[c.ANNOTATION_SPEC])
-    if live_spec == ours_spec:
-        return [f"{c.ANNOTATION_SPEC}: same fields in another byte order (Go's map order, (j)6)"]
-    names = {described.name for message in (live_spec, ours_spec) for described, _ in message.ListFields()}
-    fields = sorted(name for name in names if _field(live_spec, name) != _field(ours_spec, name))
-    return [f"{c.ANNOTATION_SPEC}: differs in {', '.join(fields) or 'its bytes'}"]
-
-
-def _field(message: Any, name: str) -> tuple[bool, Any]:
-    """A field's presence and value (``HasField`` only where the field has presence)."""
-    described = message.DESCRIPTOR.fields_by_name[name]
-    present = message.HasField(name) if described.has_presence else True
-    return present, getattr(message, name)
+    if found.reason:
+        return [f"{c.ANNOTATION_SPEC}: {found.reason}"]
+    return [f"{c.ANNOTATION_SPEC}: differs in {', '.join(found.fields) or 'its bytes'}"]
 
 
 def _platform_refusals(

@@ -1,8 +1,9 @@
 """An app's ``flyteidl2.app.Spec``: built from config, checked with protovalidate, serialized once.
 
-The bytes are the deterministic serialization of the real proto, so ``flyte.org/spec`` decodes with
-Flyte's own code and ``flyte.org/spec-sha`` is stable (upstream's Go map order is not: (j)6; a pod
-template's ``google.protobuf.Struct`` is a map too, and deterministic serialization sorts its keys).
+The bytes are the real proto as Flyte's Go app service writes it (protobuf-go's field order,
+``flyte_apps.core.goorder``), so ``flyte.org/spec`` and ``flyte.org/spec-sha`` are upstream's own for a
+container payload. A pod template's ``google.protobuf.Struct`` is a map, which Go writes in random
+order ((j)6): ours sorts its keys, so our sha is stable where upstream's is not.
 Resource entries come in the order Flyte's SDK writes them, whatever order the config lists them in.
 """
 
@@ -17,8 +18,10 @@ import protovalidate
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.common import runtime_version_pb2
 from flyteidl2.core import artifact_id_pb2, literals_pb2, security_pb2, tasks_pb2
+from google.protobuf.message import DecodeError, Message
 
 from flyte_apps.core import constants as c
+from flyte_apps.core import goorder
 from flyte_apps.core.config.models import (
     Accelerator,
     AppConfig,
@@ -258,13 +261,78 @@ def validate_app(message: app_pb.App, path: str) -> list[ConfigProblem]:
 
 
 def serialize(spec: app_pb.Spec) -> SpecBlob:
-    """Deterministic bytes; sha = first 8 bytes of SHA-256 as hex; b64 = standard padded base64."""
-    data = spec.SerializeToString(deterministic=True)
+    """Go's bytes; sha = first 8 bytes of SHA-256 as hex; b64 = standard padded base64."""
+    data = goorder.marshal(spec)
     return SpecBlob(
         data=data,
         sha=hashlib.sha256(data).digest()[:_SHA_BYTES].hex(),
         b64=base64.b64encode(data).decode("ascii"),
     )
+
+
+@dataclass(frozen=True)
+class SpecComparison:
+    """A live ``flyte.org/spec`` against ours. ``same_spec``: they decode to one message (its bytes may
+    still differ: ``reason`` says why); ``fields``: the top-level fields that differ otherwise."""
+
+    same_bytes: bool
+    same_spec: bool
+    reason: str
+    fields: tuple[str, ...] = ()
+
+
+SPEC_GO_MAP_ORDER: Final = (
+    "same spec, Go's map order (Flyte's app service writes a pod payload's maps in random order, so its "
+    "bytes and spec-sha change from one Deploy to the next: (j)6)"
+)
+SPEC_OTHER_ORDER: Final = (
+    "same spec in another field order than protobuf-go's (written by another client, or by flyte-apps "
+    "0.2.0 and earlier)"
+)
+SPEC_UNDECODABLE: Final = "the live value does not decode"
+SPEC_MISSING: Final = "the live KService has none"
+
+
+def compare_specs(live_b64: object, ours_b64: str) -> SpecComparison:
+    """How a live spec annotation compares with ours, decoding both where the bytes differ."""
+    if live_b64 == ours_b64:
+        return SpecComparison(same_bytes=True, same_spec=True, reason="")
+    if not isinstance(live_b64, str) or not live_b64:
+        return SpecComparison(same_bytes=False, same_spec=False, reason=SPEC_MISSING)
+    try:
+        live = decode_spec(live_b64)
+    except (ValueError, DecodeError):
+        return SpecComparison(same_bytes=False, same_spec=False, reason=SPEC_UNDECODABLE)
+    ours = decode_spec(ours_b64)
+    if live == ours:
+        return SpecComparison(
+            same_bytes=False,
+            same_spec=True,
+            reason=SPEC_GO_MAP_ORDER if _holds_a_map(ours) else SPEC_OTHER_ORDER,
+        )
+    names = {described.name for message in (live, ours) for described, _ in message.ListFields()}
+    fields = tuple(sorted(name for name in names if _field(live, name) != _field(ours, name)))
+    return SpecComparison(same_bytes=False, same_spec=False, reason="", fields=fields)
+
+
+def _field(message: Message, name: str) -> tuple[bool, object]:
+    """A field's presence and value (``HasField`` only where the field has presence)."""
+    described = message.DESCRIPTOR.fields_by_name[name]
+    present = message.HasField(name) if described.has_presence else True
+    return present, getattr(message, name)
+
+
+def _holds_a_map(message: Message) -> bool:
+    """Whether any map field in ``message`` or below it has an entry (Go writes those in random order)."""
+    for described, value in message.ListFields():
+        if described.message_type is None:
+            continue
+        if described.message_type.GetOptions().map_entry:
+            return True
+        items = value if described.label == described.LABEL_REPEATED else (value,)
+        if any(_holds_a_map(item) for item in items):
+            return True
+    return False
 
 
 def decode_spec(b64: str) -> app_pb.Spec:

@@ -37,7 +37,7 @@ from flyte_apps.core.shapes import (
     text_of,
     texts,
 )
-from flyte_apps.core.spec import decode_spec
+from flyte_apps.core.spec import SpecBlob, SpecComparison, compare_specs, decode_spec
 
 Status = app_pb.Status
 
@@ -288,43 +288,57 @@ def app_key(ident: app_pb.Identifier) -> str:
 
 @dataclass(frozen=True)
 class Drift:
-    """One way the live app differs from what the stack renders (or an upstream hazard)."""
+    """One way the live app differs from what the stack renders (or an upstream hazard); with
+    ``is_drift`` false, a note: a difference that changes nothing (``status --exit-code`` ignores it)."""
 
     kind: str
     message: str
+    is_drift: bool = True
 
 
 DRIFT_SPEC: Final = "spec"
+NOTE_SPEC_ORDER: Final = "spec-order"
 DRIFT_STOPPED: Final = "stopped"
 DRIFT_WOKEN: Final = "woken"
 _PUT_BACK: Final = "someone changed it through Flyte's UI; the next `pulumi up` puts the stack's version back"
 
 
+def _spec_fields(spec: SpecComparison) -> str:
+    if spec.fields:
+        return f" (the spec differs in {', '.join(spec.fields)})"
+    return f" ({c.ANNOTATION_SPEC}: {spec.reason})" if spec.reason else ""
+
+
 def find_drift(
     ksvc: Mapping[str, Any],
     *,
-    expected_sha: str | None,
+    expected: SpecBlob | None,
     expected_stopped: bool | None,
     replicas: int,
 ) -> list[Drift]:
     """Compare the live KService with the stack (``None``: no stack to compare with).
 
-    Flags a different ``flyte.org/spec-sha`` or stop label (Flyte's UI updates or stops the same
-    KService), and a stopped app that has replicas: the cluster-local gateway still routes to a
-    stopped app, so in-cluster traffic can scale it up again (upstream (j)12).
+    Flags a different spec (``flyte.org/spec-sha``, then the decoded specs: the same spec in Go's map
+    order is a note, not drift) or stop label (Flyte's UI updates or stops the same KService), and a
+    stopped app that has replicas: the cluster-local gateway still routes to a stopped app, so
+    in-cluster traffic can scale it up again (upstream (j)12).
     """
     found: list[Drift] = []
     annotations = annotations_of(ksvc)
     stopped = is_stopped(ksvc)
     live_sha = annotations.get(c.ANNOTATION_SPEC_SHA)
-    if expected_sha is not None and live_sha != expected_sha:
-        found.append(
-            Drift(
-                DRIFT_SPEC,
-                f"live {c.ANNOTATION_SPEC_SHA} {live_sha or '<none>'} differs from the stack's "
-                f"{expected_sha}: {_PUT_BACK}",
+    if expected is not None and live_sha != expected.sha:
+        spec = compare_specs(annotations.get(c.ANNOTATION_SPEC), expected.b64)
+        if spec.same_spec:
+            found.append(Drift(NOTE_SPEC_ORDER, f"{c.ANNOTATION_SPEC}: {spec.reason}", is_drift=False))
+        else:
+            found.append(
+                Drift(
+                    DRIFT_SPEC,
+                    f"live {c.ANNOTATION_SPEC_SHA} {live_sha or '<none>'} differs from the stack's "
+                    f"{expected.sha}{_spec_fields(spec)}: {_PUT_BACK}",
+                )
             )
-        )
     if expected_stopped is not None and stopped != expected_stopped:
         live, wanted = ("stopped", "running") if stopped else ("running", "stopped")
         found.append(Drift(DRIFT_STOPPED, f"app is {live} but the stack has it {wanted}: {_PUT_BACK}"))

@@ -13,6 +13,7 @@ from flyte_apps.core.plan import plan_stack
 from flyte_apps.core.spec import build_app, build_spec, decode_spec, serialize, validate_app
 from flyte_apps.core.stack import load_stack_config
 from tests.support.config import minimal_config
+from tests.support.upstream_kservice import go_bytes
 
 
 def only_app(raw: dict[str, Any]) -> Any:
@@ -153,4 +154,4 @@ def test_app_without_secrets_or_service_account_has_no_security_context() -> Non
     by_hand = app_pb.Spec(desired_state=app_pb.Spec.DESIRED_STATE_ACTIVE)
     by_hand.container.image = "nginx:1.27"
     by_hand.ingress.SetInParent()  # always present: Flyte's SDK asserts it (tests/core/test_spec_fields.py)
-    assert serialize(spec).data == by_hand.SerializeToString()
+    assert serialize(spec).data == go_bytes(by_hand)

@@ -4,20 +4,28 @@ so that ``flyte-apps import`` is judged against what a Flyte cluster really hold
 
 Go's JSON drops empty slices (``omitempty``) and writes a Struct's whole numbers as integers (they
 are decoded into typed PodSpec fields). The secret annotations use ``encode_secret``, itself checked
-against upstream's vectors in ``tests/core``."""
+against upstream's vectors in ``tests/core``.
+
+Upstream does not store the bytes it was given: it decodes the spec and marshals it again with
+protobuf-go (``proto.Marshal``), whose field order is not Python's. ``go_bytes`` takes those bytes from
+what protobuf-go itself wrote for the same message (``tests/fixtures/go_spec_corpus.json``, made by
+the Go judge), never from our encoder; a spec missing there is an error saying how to add it."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final
 
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.core import tasks_pb2
+from google.protobuf import text_format
 from google.protobuf.json_format import MessageToDict
 
 from flyte_apps.core.secrets import encode_secret
+from tests.support.spec_judge import CORPUS, SPEC, corpus
 
 NAMESPACE: Final = "flyte"
 SUFFIX_TEMPLATE: Final = "{{ project }}-{{ domain }}"
@@ -86,14 +94,36 @@ def _duration(seconds: int) -> str:
     return f"{minutes}m{rest}s" if minutes else f"{rest}s"
 
 
+@cache
+def _go_corpus() -> dict[bytes, bytes]:
+    """Python's field-number-order bytes -> protobuf-go's, for every ``Spec`` of the Go judge's corpus."""
+    return {
+        base64.b64decode(case["input"]): base64.b64decode(case["go"])
+        for case in corpus()
+        if case["message"] == SPEC
+    }
+
+
+def go_bytes(spec: app_pb.Spec) -> bytes:
+    """``proto.Marshal(spec)`` as protobuf-go wrote it (for a spec with maps: sorted, one of Go's orders)."""
+    try:
+        return _go_corpus()[spec.SerializeToString(deterministic=True)]
+    except KeyError:
+        raise LookupError(
+            f"protobuf-go's bytes for this spec are not in {CORPUS.name}: add it to "
+            f"tests/vectors/go_specs.py and run `make vectors`\n{text_format.MessageToString(spec)}"
+        ) from None
+
+
 def upstream_kservice(
     spec_b64: str, project: str, domain: str, name: str, org: str = "", plane: DataPlane | None = None
 ) -> dict[str, Any]:
-    """``buildKService`` of (c)5 for the app with this spec."""
+    """``buildKService`` of (c)5 for the app with this spec (any serialization of it): Flyte decodes it
+    and stores its own marshalling of it."""
     plane = plane or DataPlane()
-    data = base64.b64decode(spec_b64)
     spec = app_pb.Spec()
-    spec.ParseFromString(data)
+    spec.ParseFromString(base64.b64decode(spec_b64))
+    data = go_bytes(spec)
     pod = _pod_spec(spec)
     account = spec.security_context.run_as.k8s_service_account or plane.default_service_account
     if account:
@@ -159,7 +189,7 @@ def upstream_kservice(
                 "flyte.org/spec-sha": hashlib.sha256(data).digest()[:8].hex(),
                 "flyte.org/app-id": f"{project}/{domain}/{name}",
                 "flyte.org/app-org": org,
-                "flyte.org/spec": spec_b64,
+                "flyte.org/spec": base64.b64encode(data).decode("ascii"),
             },
         },
         "spec": {"template": {"metadata": template, "spec": pod}},
