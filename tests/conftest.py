@@ -19,8 +19,18 @@ def example_config() -> dict[str, Any]:
     return read_stack_config(project_dir=REPO_ROOT, stack="dev")
 
 
-CALLER_ENVIRONMENT: Final = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "KUBECONFIG", "COLUMNS", "LINES")
-"""Settings of the caller's shell that change what the commands print or which cluster they reach."""
+CALLER_ENVIRONMENT: Final = (
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR_FORCE",
+    "KUBECONFIG",
+    "COLUMNS",
+    "LINES",
+    "PYTHONUNBUFFERED",
+)
+"""Settings of the caller's shell that change what the commands print, which cluster they reach, or
+when a child Python process's output reaches the test (most shells leave ``PYTHONUNBUFFERED`` unset;
+a shell that sets it hid a host whose port never arrived, issue 36)."""
 TERMINAL_COLUMNS: Final = "80"
 
 
@@ -29,8 +39,8 @@ def neutral_environment(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
     """Every test starts from the same environment, whatever the user's shell holds: no colour
-    settings, no ``KUBECONFIG``, an empty home (so no ``~/.kube/config``), 80 columns. A test that
-    needs one of them sets it itself."""
+    settings, no ``KUBECONFIG``, no ``PYTHONUNBUFFERED``, an empty home (so no ``~/.kube/config``),
+    80 columns. A test that needs one of them sets it itself."""
     for name in CALLER_ENVIRONMENT:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", TERMINAL_COLUMNS)

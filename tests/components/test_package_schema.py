@@ -4,10 +4,7 @@ starts and asks it, and every field of the config models is a documented propert
 from __future__ import annotations
 
 import json
-import selectors
-import subprocess
-import sys
-import time
+import os
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,50 +19,23 @@ from flyte_apps.core import package_schema as schema
 from flyte_apps.core.config.models import AppInput, Platform
 from flyte_apps.core.knative_settings import KnativeInput
 from tests.support.config import REPO_ROOT
+from tests.support.hosts import component_plugin_command, running_host
 
 PLUGIN_DIR: Final = REPO_ROOT / "components" / "plugin"
 COMMITTED: Final = PLUGIN_DIR / "schema.json"
-START_TIMEOUT_S: Final = 60.0
 CALL_TIMEOUT_S: Final = 30.0
-STOP_TIMEOUT_S: Final = 10.0
-NO_ENGINE: Final = "127.0.0.1:1"
-"""GetSchema needs no engine; the plugin only records the address it is given."""
-
-
-def read_port(process: subprocess.Popen[bytes]) -> int:
-    """The port the plugin prints on its first line (the engine's handshake), within a bound."""
-    assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    line = b""
-    while not line.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        assert left > 0, f"the plugin printed no port within {START_TIMEOUT_S}s"
-        if selector.select(timeout=left):
-            chunk = process.stdout.read1(64)  # type: ignore[attr-defined]
-            assert chunk, f"the plugin exited ({process.wait(STOP_TIMEOUT_S)}) before printing its port"
-            line += chunk
-    return int(line.strip())
 
 
 @pytest.fixture
 def plugin() -> Iterator[provider_pb2_grpc.ResourceProviderStub]:
     """The plugin started as the engine starts it: ``python <plugin dir> <engine address>``, in its
     directory, speaking gRPC on the port it prints."""
-    process = subprocess.Popen(
-        [sys.executable, str(PLUGIN_DIR), NO_ENGINE],
-        cwd=PLUGIN_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        port = read_port(process)
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            yield provider_pb2_grpc.ResourceProviderStub(channel)
-    finally:
-        process.kill()
-        process.wait(STOP_TIMEOUT_S)
+    command = component_plugin_command(PLUGIN_DIR)
+    with (
+        running_host(command, cwd=PLUGIN_DIR, env=os.environ) as host,
+        grpc.insecure_channel(host.address) as channel,
+    ):
+        yield provider_pb2_grpc.ResourceProviderStub(channel)
 
 
 def test_the_committed_schema_is_what_the_plugin_serves(

@@ -1,4 +1,4 @@
-"""The RevisionReaper inside the Python SDK's real dynamic-provider host (``python -m pulumi.dynamic``,
+"""The RevisionReaper inside the Python SDK's real dynamic-provider host (``python -u -m pulumi.dynamic``,
 the process the engine starts), driven over gRPC as the engine drives it: Configure, then Check,
 Diff, Create, Update and Delete with the ``__provider`` property the program registered.
 
@@ -10,9 +10,8 @@ line of gRPC details, not a traceback."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from tests.fakes.kube_semantics import KSERVICES, REVISIONS
 from tests.support.config import MINIMAL_KSERVICE as KSVC
 from tests.support.config import MINIMAL_NAMESPACE as NAMESPACE
 from tests.support.config import REPO_ROOT, minimal_config
+from tests.support.hosts import dynamic_provider_command, running_host
 from tests.support.pulumi_harness import install, run_program
 
 PROVIDER_KEY = "__provider"
@@ -74,36 +74,11 @@ def clusters(tmp_path: Path) -> Iterator[Clusters]:
 
 
 class ProviderHost:
-    """``python -m pulumi.dynamic`` as the engine starts it (an argument, the port on stdout)."""
+    """A gRPC client of one ``python -u -m pulumi.dynamic`` host (started by ``start_host``)."""
 
-    def __init__(self, *, cwd: Path, kubeconfig_env: Path, home: Path) -> None:
-        env = {
-            **os.environ,
-            "KUBECONFIG": str(kubeconfig_env),
-            "HOME": str(home),
-            "PYTHONPATH": str(REPO_ROOT),
-        }
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pulumi.dynamic", "127.0.0.1:1"],
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert self.process.stdout is not None
-        port = self.process.stdout.readline().decode().strip()
-        assert port.isdigit(), self.process.stderr.read().decode() if self.process.stderr else port
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        grpc.channel_ready_future(self.channel).result(timeout=START_TIMEOUT_S)
-        self.stub = provider_pb2_grpc.ResourceProviderStub(self.channel)
-
-    def close(self) -> None:
-        self.channel.close()
-        self.process.kill()
-        self.process.wait(timeout=START_TIMEOUT_S)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
+    def __init__(self, channel: grpc.Channel) -> None:
+        grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT_S)
+        self.stub = provider_pb2_grpc.ResourceProviderStub(channel)
 
     def configure(
         self, *, variables: Mapping[str, str] | None = None, args: Mapping[str, Any] | None = None
@@ -160,21 +135,20 @@ def plain(message: struct_pb2.Struct) -> dict[str, Any]:
 
 @pytest.fixture
 def start_host(tmp_path: Path, clusters: Clusters) -> Iterator[Any]:
-    """Start hosts whose environment's KUBECONFIG is the decoy's, by default in a directory that is
-    not the project's; all are stopped at the end."""
-    hosts: list[ProviderHost] = []
+    """Start hosts as the engine starts them, whose environment's KUBECONFIG is the decoy's, by default
+    in a directory that is not the project's; all are stopped at the end."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    assert clusters.decoy.kubeconfig_path is not None
+    decoy = str(clusters.decoy.kubeconfig_path)
+    with ExitStack() as hosts:
 
-    def start(cwd: Path = elsewhere) -> ProviderHost:
-        assert clusters.decoy.kubeconfig_path is not None
-        host = ProviderHost(cwd=cwd, kubeconfig_env=clusters.decoy.kubeconfig_path, home=elsewhere)
-        hosts.append(host)
-        return host
+        def start(cwd: Path = elsewhere) -> ProviderHost:
+            env = {**os.environ, "KUBECONFIG": decoy, "HOME": str(elsewhere), "PYTHONPATH": str(REPO_ROOT)}
+            host = hosts.enter_context(running_host(dynamic_provider_command(), cwd=cwd, env=env))
+            return ProviderHost(hosts.enter_context(grpc.insecure_channel(host.address)))
 
-    yield start
-    for host in hosts:
-        host.close()
+        yield start
 
 
 def registered_props(

@@ -1,16 +1,13 @@
-"""The policy pack as Pulumi runs it: ``policies/__main__.py`` in a subprocess starts pulumi-policy's
-gRPC analyzer and prints its port; the tests then talk to it the way the engine does (GetAnalyzerInfo,
-Configure, Analyze, AnalyzeStack). Also the pack's project files and the PR workflow."""
+"""The policy pack as Pulumi runs it: ``python -u -m pulumi.policy`` runs ``policies/__main__.py`` in a
+subprocess, which starts pulumi-policy's gRPC analyzer and prints its port; the tests then talk to it
+the way the engine does (GetAnalyzerInfo, Configure, Analyze, AnalyzeStack). Also the pack's project
+files and the PR workflow."""
 
 from __future__ import annotations
 
 import ast
 import json
 import os
-import queue
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -29,55 +26,31 @@ from flyte_apps.policy.pack import PACK_NAME, build_policies
 from flyte_apps.policy.registry import RULES, ResourceRule
 from flyte_apps.policy.runner import load_policy_config
 from tests.support.config import REPO_ROOT, minimal_kservice
+from tests.support.hosts import policy_pack_command, running_host
 
 POLICIES = REPO_ROOT / "policies"
-PORT_TIMEOUT_S = 60
 LEVELS = {"advisory": analyzer_pb2.ADVISORY, "mandatory": analyzer_pb2.MANDATORY}
 
 
 @dataclass
 class Pack:
-    process: subprocess.Popen[bytes]
     stub: Any
-
-
-def read_port(process: subprocess.Popen[bytes]) -> int:
-    """The first stdout line, read on a thread so a hung pack fails the test instead of blocking it."""
-    lines: queue.Queue[bytes] = queue.Queue()
-    assert process.stdout is not None
-    stdout = process.stdout
-    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
-    try:
-        line = lines.get(timeout=PORT_TIMEOUT_S)
-    except queue.Empty:
-        pytest.fail(f"the policy pack printed no port within {PORT_TIMEOUT_S} s")
-    assert line.strip().isdigit(), f"expected a port, got {line!r}"
-    return int(line)
 
 
 @pytest.fixture(scope="module")
 def pack() -> Iterator[Pack]:
-    """``python -u policies/__main__.py`` as Pulumi starts it (from the pack's directory; the project
-    is importable the way the pack's venv installs it, here through PYTHONPATH)."""
+    """The pack as Pulumi's Python language host starts it: ``python -u -m pulumi.policy <engine>
+    <pack dir>`` in the pack's directory (the project is importable the way the pack's venv installs
+    it, here through PYTHONPATH)."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
     }
-    process = subprocess.Popen(
-        [sys.executable, "-u", str(POLICIES / "__main__.py")],
-        cwd=POLICIES,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        port = read_port(process)
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        yield Pack(process=process, stub=analyzer_pb2_grpc.AnalyzerStub(channel))
-        channel.close()
-    finally:
-        process.kill()
-        process.wait(timeout=10)
+    with (
+        running_host(policy_pack_command(POLICIES), cwd=POLICIES, env=env) as host,
+        grpc.insecure_channel(host.address) as channel,
+    ):
+        yield Pack(stub=analyzer_pb2_grpc.AnalyzerStub(channel))
 
 
 def struct(props: dict[str, Any]) -> struct_pb2.Struct:
