@@ -39,6 +39,7 @@ from flyte_apps.core.status import (
     AppConversionError,
     Drift,
     app_key,
+    field_drift,
     find_drift,
     knob_drift,
     latest_ready_revision,
@@ -228,6 +229,7 @@ def drift_of(snapshot: AppSnapshot, plan: AppPlan | None) -> list[Drift]:
     if plan is not None and snapshot.kservice and not plan.config.input.adopt:
         # An adopt app's differences, these among them, are what adopt_drift reports.
         found.extend(knob_drift(snapshot.kservice, plan.kservice))
+        found.extend(field_drift(snapshot.kservice, plan.kservice))
     return found
 
 

@@ -8,7 +8,7 @@ suffix template) are not the ones the live object was rendered with, naming the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -17,6 +17,7 @@ from flyte_apps.core.bounds import shown
 from flyte_apps.core.config.keys import KEY_PLATFORM, PREFIX
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.fields import differences, dig
 from flyte_apps.core.objects import Manifest
 from flyte_apps.core.spec import compare_specs
 
@@ -59,7 +60,10 @@ def compare_kservice(
                     f"metadata.{key}[{name}]: live {shown(theirs.get(name))}, ours {shown(value)}"
                 )
     for keys in PROGRAM_PATHS:
-        result.changes.extend(_differences(_dig(live, keys), _dig(rendered, keys), ".".join(keys)))
+        result.changes.extend(
+            f"{found.path}: live {shown(found.live)}, ours {shown(found.ours)}"
+            for found in differences(dig(live, keys), dig(rendered, keys), ".".join(keys))
+        )
     if result.refusals:  # what a platform setting explains is not listed twice
         result.changes = [change for change in result.changes if not change.startswith(_ENV_PATH)]
     return result
@@ -102,8 +106,8 @@ def _platform_refusals(
             )
         )
     if not app_timeout:
-        live_timeout = _dig(live, ("spec", "template", "spec", "timeoutSeconds"))
-        ours_timeout = _dig(rendered, ("spec", "template", "spec", "timeoutSeconds"))
+        live_timeout = dig(live, ("spec", "template", "spec", "timeoutSeconds"))
+        ours_timeout = dig(rendered, ("spec", "template", "spec", "timeoutSeconds"))
         if live_timeout != ours_timeout:
             found.append(
                 ConfigProblem(
@@ -121,34 +125,8 @@ def _pair(var: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _env(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    containers = _dig(manifest, ("spec", "template", "spec", "containers"))
+    containers = dig(manifest, ("spec", "template", "spec", "containers"))
     if not isinstance(containers, list) or not containers or not isinstance(containers[0], dict):
         return []
     env = containers[0].get("env")
     return [var for var in env if isinstance(var, dict)] if isinstance(env, list) else []
-
-
-def _dig(node: Any, keys: Sequence[str]) -> Any:
-    for key in keys:
-        node = node.get(key) if isinstance(node, Mapping) else None
-    return node
-
-
-def _differences(live: Any, ours: Any, path: str) -> list[str]:
-    """Where ``ours`` is not in ``live``: every key we set must have our value (Knative's defaults,
-    which the live object has and we do not set, are not differences); lists match item by item."""
-    if isinstance(ours, Mapping) and isinstance(live, Mapping):
-        return [
-            found
-            for key, value in ours.items()
-            for found in _differences(live.get(key), value, f"{path}.{key}")
-        ]
-    if isinstance(ours, list) and isinstance(live, list) and len(ours) == len(live):
-        return [
-            found
-            for index, (theirs, value) in enumerate(zip(live, ours, strict=True))
-            for found in _differences(theirs, value, f"{path}[{index}]")
-        ]
-    if live == ours:
-        return []
-    return [f"{path}: live {shown(live)}, ours {shown(ours)}"]

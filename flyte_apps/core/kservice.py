@@ -73,14 +73,16 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
         c.ANNOTATION_APP_ID: str(ident),
         c.ANNOTATION_APP_ORG: ident.org,
         c.ANNOTATION_SPEC: blob.b64,
+        # The stack is the source of truth for the fields it renders: pulumi-kubernetes then forces its
+        # server-side apply, taking those fields over from whoever set them last instead of failing
+        # with a field conflict. A hand edit (`kubectl patch`/`edit`), Flyte's app service rebuilding
+        # the KService, or the creator of an adopted one owns the revision template's containers (an
+        # atomic list) otherwise, and `pulumi up --refresh` could not put the stack's version back.
+        # Only what we apply is taken: fields we do not render keep their owners and values. The
+        # annotation stays on the live object (pulumi-kubernetes reads it from the inputs). Found by
+        # the real engine (tests/e2e).
+        c.ANNOTATION_PATCH_FORCE: c.TRUE,
     }
-    if app.input.adopt:
-        # The live object's fields belong to whoever created it (Flyte's app service, kubectl), and
-        # Knative's webhook has filled in its defaults, so a server-side apply of ours conflicts with
-        # that owner over the revision template's containers (an atomic list), for Pulumi's import as
-        # for the upsert. Forcing takes those fields over; the annotation stays on the live object
-        # (pulumi-kubernetes reads it from the inputs). Found by the real engine (tests/e2e).
-        annotations[c.ANNOTATION_PATCH_FORCE] = c.TRUE
     return {
         "apiVersion": c.KNATIVE_API_VERSION,
         "kind": c.KSERVICE_KIND,

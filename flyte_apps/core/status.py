@@ -22,7 +22,9 @@ from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from flyte_apps.core import constants as c
+from flyte_apps.core.bounds import shown
 from flyte_apps.core.errors import FlyteAppsError
+from flyte_apps.core.fields import differences
 from flyte_apps.core.naming import kservice_name, public_url
 from flyte_apps.core.shapes import (
     annotations_of,
@@ -300,7 +302,8 @@ DRIFT_SPEC: Final = "spec"
 NOTE_SPEC_ORDER: Final = "spec-order"
 DRIFT_STOPPED: Final = "stopped"
 DRIFT_WOKEN: Final = "woken"
-_PUT_BACK: Final = "someone changed it through Flyte's UI; the next `pulumi up` puts the stack's version back"
+_REFRESH_PUTS_BACK: Final = "`pulumi up --refresh` puts the stack's version back"
+_PUT_BACK: Final = f"someone changed it through Flyte's UI; {_REFRESH_PUTS_BACK}"
 
 
 def _spec_fields(spec: SpecComparison) -> str:
@@ -329,7 +332,7 @@ def find_drift(
     live_sha = annotations.get(c.ANNOTATION_SPEC_SHA)
     if expected is not None and live_sha != expected.sha:
         spec = compare_specs(annotations.get(c.ANNOTATION_SPEC), expected.b64)
-        if spec.same_spec:
+        if spec.same_spec and not spec.same_bytes:
             found.append(Drift(NOTE_SPEC_ORDER, f"{c.ANNOTATION_SPEC}: {spec.reason}", is_drift=False))
         else:
             found.append(
@@ -377,10 +380,67 @@ def knob_drift(ksvc: Mapping[str, Any], rendered: Mapping[str, Any]) -> list[Dri
             Drift(
                 DRIFT_KNATIVE,
                 f"{key} is {state} on the live revision template, {goal} (Flyte's app service rebuilds the "
-                "KService from the spec, which does not hold it): the next `pulumi up` puts it back",
+                f"KService from the spec, which does not hold it): {_REFRESH_PUTS_BACK}",
             )
         )
     return found
+
+
+DRIFT_FIELD: Final = "field"
+_STOP_LABELS: Final = (c.LABEL_APP_STOPPED, c.LABEL_VISIBILITY)
+_STOP_ANNOTATIONS: Final = (c.ANNOTATION_MIN_SCALE, c.ANNOTATION_INITIAL_SCALE)
+_SPEC_ANNOTATIONS: Final = (c.ANNOTATION_SPEC, c.ANNOTATION_SPEC_SHA, c.ANNOTATION_PATCH_FORCE)
+
+
+def field_drift(ksvc: Mapping[str, Any], rendered: Mapping[str, Any]) -> list[Drift]:
+    """Every field the stack renders on the KService (its labels and annotations, the revision
+    template) that the live one holds otherwise: a hand edit (``kubectl edit``/``patch``), or Flyte's
+    app service rebuilding the KService. Knative's and the API server's additions are not differences
+    (``flyte_apps.core.fields``). Left to the other checks: the spec annotations (``find_drift``
+    decodes them), the app's ``knative`` settings (``knob_drift`` says why they go), and, when the live
+    app is stopped and the stack's is not or the other way round, what stopping sets (the stop drift)."""
+    stop_differs = is_stopped(ksvc) != is_stopped(rendered)
+    ours_meta, live_meta = mapping(rendered.get("metadata")), mapping(ksvc.get("metadata"))
+    skipped_labels = _STOP_LABELS if stop_differs else ()
+    skipped_template = (*c.KNATIVE_KNOB_ANNOTATIONS, *(_STOP_ANNOTATIONS if stop_differs else ()))
+    template = dict(_template(rendered))
+    template_meta = dict(mapping(template.get("metadata")))
+    template_meta["annotations"] = _without(annotations_of(template), skipped_template)
+    template["metadata"] = template_meta
+    template["spec"] = {
+        key: value
+        for key, value in mapping(template.get("spec")).items()
+        if key != c.FIELD_CONTAINER_CONCURRENCY
+    }
+    found = [
+        *differences(
+            live_meta.get("labels"),
+            _without(mapping(ours_meta.get("labels")), skipped_labels),
+            "metadata.labels",
+        ),
+        *differences(
+            live_meta.get("annotations"),
+            _without(annotations_of(rendered), _SPEC_ANNOTATIONS),
+            "metadata.annotations",
+        ),
+        *differences(_template(ksvc), template, "spec.template"),
+    ]
+    return [
+        Drift(
+            DRIFT_FIELD,
+            f"{difference.path} is {_live_value(difference.live)} live, the stack's {shown(difference.ours)} "
+            f"(changed outside the stack): {_REFRESH_PUTS_BACK}",
+        )
+        for difference in found
+    ]
+
+
+def _without(values: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if key not in keys}
+
+
+def _live_value(value: object) -> str:
+    return "missing" if value is None else shown(value)
 
 
 def _template(ksvc: Mapping[str, Any]) -> Mapping[str, Any]:

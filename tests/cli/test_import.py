@@ -167,10 +167,9 @@ def test_the_program_imports_each_exact_app_and_upserts_the_changed_ones(
     assert kservices["handmade-other-staging"].import_id == ""
     providers = {r.name: r for r in capture.of_type(TYPE_PROVIDER)}
     assert providers["kubernetes-upsert"].inputs["enableServerSideApply"] == "true"
-    for name in ("plain-proj-dev", "pod-template-proj-dev", "gpu-proj-dev"):  # both kinds of adoption
+    # Both kinds of adoption, and an app the stack creates, force their server-side apply.
+    for name in ("plain-proj-dev", "pod-template-proj-dev", "gpu-proj-dev", "handmade-other-staging"):
         assert kservices[name].inputs["metadata"]["annotations"][c.ANNOTATION_PATCH_FORCE] == "true"
-    handmade = kservices["handmade-other-staging"].inputs["metadata"]["annotations"]
-    assert c.ANNOTATION_PATCH_FORCE not in handmade
     assert kservices["gpu-proj-dev"].provider_urn == providers["kubernetes-upsert"].urn
     assert kservices["plain-proj-dev"].provider_urn == providers["kubernetes"].urn
 

@@ -189,7 +189,7 @@ def test_status_flags_spec_and_stop_drift_from_the_stack(kube_server: FakeKubeAp
         "  proj/dev/myapp: live flyte.org/spec-sha 0123456789abcdef differs from the stack's "
     )
     assert drift[0].endswith(
-        "someone changed it through Flyte's UI; the next `pulumi up` puts the stack's version back"
+        "someone changed it through Flyte's UI; `pulumi up --refresh` puts the stack's version back"
     )
     assert drift[1].startswith("  proj/dev/second: app is running but the stack has it stopped")
     assert (
@@ -442,16 +442,107 @@ def test_status_reports_knative_settings_lost_when_flyte_starts_a_stopped_app(
     assert drift == [
         "  proj/dev/myapp: autoscaling.knative.dev/scale-down-delay is missing on the live revision "
         "template, the stack's '15m0s' (Flyte's app service rebuilds the KService from the spec, which "
-        "does not hold it): the next `pulumi up` puts it back",
+        "does not hold it): `pulumi up --refresh` puts the stack's version back",
         "  proj/dev/myapp: containerConcurrency is missing on the live revision template, the stack's 2 "
-        "(Flyte's app service rebuilds the KService from the spec, which does not hold it): the next "
-        "`pulumi up` puts it back",
+        "(Flyte's app service rebuilds the KService from the spec, which does not hold it): "
+        "`pulumi up --refresh` puts the stack's version back",
     ]
     assert result.exit_code == EXIT_DRIFT
     kube_server.delete(KSERVICES, NS, str(ours["metadata"]["name"]))
     kube_server.create(KSERVICES, ours, NS)  # what `pulumi up` deploys: no drift
     again = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
     assert "drift:" not in again.stdout, again.stdout
+
+
+def drift_lines(result: Result) -> list[str]:
+    if "drift:\n" not in result.stdout:
+        return []
+    section = result.stdout.split("drift:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.strip() for line in section.splitlines() if line.strip()]
+
+
+def edit_first_container(server: FakeKubeApi, name: str, edit: Callable[[dict[str, Any]], None]) -> None:
+    """``kubectl edit`` of the revision template's first container (merge patches replace lists)."""
+    live = server.get(KSERVICES, NS, name)
+    assert live is not None
+    containers = live["spec"]["template"]["spec"]["containers"]
+    edit(containers[0])
+    server.patch(KSERVICES, NS, name, {"spec": {"template": {"spec": {"containers": containers}}}})
+
+
+def test_status_reports_a_hand_edited_image_and_env_var_naming_each_field(
+    kube_server: FakeKubeApi, tmp_path: Path
+) -> None:
+    app = {"container": {"image": "nginx:1.27", "env": {"LOG_LEVEL": "info"}}}
+    name = deploy(kube_server, **app)
+
+    def hand_edit(container: dict[str, Any]) -> None:
+        container["image"] = "example.com/someone/else:hand-edit"
+        next(var for var in container["env"] if var["name"] == "LOG_LEVEL")["value"] = "debug"
+
+    edit_first_container(kube_server, name, hand_edit)
+    stack = stack_args(tmp_path, config_for(app))
+    assert kube_server.kubeconfig_path is not None
+    result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
+    assert result.exit_code == EXIT_DRIFT, result.stdout
+    put_back = "(changed outside the stack): `pulumi up --refresh` puts the stack's version back"
+    assert drift_lines(result) == [
+        "proj/dev/myapp: spec.template.spec.containers[0].image is 'example.com/someone/else:hand-edit' "
+        f"live, the stack's 'nginx:1.27' {put_back}",
+        "proj/dev/myapp: spec.template.spec.containers[0].env[0].value is 'debug' live, "
+        f"the stack's 'info' {put_back}",
+    ]
+    as_json = run("status", *stack, "-o", "json", "--kubeconfig", str(kube_server.kubeconfig_path))
+    assert [d["kind"] for d in json.loads(as_json.stdout)[0]["drift"]] == ["field", "field"]
+
+
+def test_fields_the_stack_does_not_render_and_the_servers_defaults_are_no_drift(
+    kube_server: FakeKubeApi, tmp_path: Path
+) -> None:
+    app = {"container": {"image": "nginx:1.27", "ports": [{"containerPort": 8080}]}}
+    name = deploy(kube_server, **app)
+
+    def defaults(container: dict[str, Any]) -> None:
+        # What Knative's webhook and the CRD's schema defaults add (tests/e2e/defaults.yaml).
+        container["readinessProbe"] = {"successThreshold": 1, "tcpSocket": {"port": 0}}
+        container["ports"][0]["protocol"] = "TCP"
+
+    edit_first_container(kube_server, name, defaults)
+    someone_elses = {"metadata": {"annotations": {"team.example.com/owner": "ml"}, "labels": {"cost": "a"}}}
+    kube_server.patch(KSERVICES, NS, name, {**someone_elses, "spec": {"template": someone_elses}})
+    stack = stack_args(tmp_path, config_for(app))
+    assert kube_server.kubeconfig_path is not None
+    result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
+    assert result.exit_code == 0, result.stdout
+    assert drift_lines(result) == []
+
+
+def test_status_names_what_flytes_rebuild_of_a_private_gpu_app_took_away(
+    kube_server: FakeKubeApi, tmp_path: Path
+) -> None:
+    # Flyte's app service rebuilds a KService from the spec alone when it updates it (a Deploy of
+    # another spec-sha): the visibility label, GPU counts and accelerator placement are gone.
+    app = {
+        "visibility": "cluster-local",
+        "container": {"image": "nginx:1.27", "resources": {"requests": {"gpu": 1}, "limits": {"gpu": 1}}},
+        "accelerator": {"device": "nvidia-tesla-a100"},
+    }
+    ours = minimal_kservice(**app)
+    rebuilt = upstream_kservice(ours["metadata"]["annotations"][c.ANNOTATION_SPEC], "proj", "dev", "myapp")
+    kube_server.create(KSERVICES, rebuilt, NS)
+    stack = stack_args(tmp_path, config_for(app))
+    assert kube_server.kubeconfig_path is not None
+    result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
+    assert result.exit_code == EXIT_DRIFT, result.stdout
+    named = [line.split(": ", 1)[1].split(" is ", 1)[0] for line in drift_lines(result)]
+    assert named == [
+        "metadata.labels.networking.knative.dev/visibility",
+        "spec.template.spec.containers[0].resources.requests",
+        "spec.template.spec.containers[0].resources.limits",
+        "spec.template.spec.affinity",
+        "spec.template.spec.tolerations",
+    ]
+    assert "spec-sha" not in result.stdout  # the spec is Flyte's own bytes: no spec drift
 
 
 def test_knatives_default_container_concurrency_is_no_drift(kube_server: FakeKubeApi, tmp_path: Path) -> None:

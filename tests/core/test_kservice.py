@@ -40,6 +40,7 @@ def test_new_app_gets_upstream_identity() -> None:
         "flyte.org/app-id",
         "flyte.org/app-org",
         "flyte.org/spec",
+        "pulumi.com/patchForce",  # ours: the stack takes its fields back from a hand edit
     ]
     assert annotations["flyte.org/app-id"] == "proj/dev/myapp"
     assert annotations["flyte.org/app-org"] == ""

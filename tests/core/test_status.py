@@ -417,7 +417,7 @@ def test_drift_flags_a_spec_changed_outside_the_stack_naming_its_fields() -> Non
     )
     assert [(d.kind, d.is_drift) for d in found] == [("spec", True)]
     assert "(the spec differs in container)" in found[0].message
-    assert "next `pulumi up` puts the stack's version back" in found[0].message
+    assert "`pulumi up --refresh` puts the stack's version back" in found[0].message
 
 
 def with_spec(ksvc: dict[str, Any], data: bytes) -> dict[str, Any]:

@@ -101,6 +101,9 @@ STAND_IN_SPECS: Final = (
     " ingress { } desired_state: DESIRED_STATE_ACTIVE",
     'container { image: "ghcr.io/acme/api:1.0" env { key: "LOG_LEVEL" value: '
     '"postgres://app:hunter2-not-for-files@db/app" } } ingress { } desired_state: DESIRED_STATE_ACTIVE',
+    'container { image: "nginx:1.27" resources { requests { name: GPU value: "1" }'
+    ' limits { name: GPU value: "1" } } } ingress { private: true } desired_state: DESIRED_STATE_ACTIVE'
+    ' extended_resources { gpu_accelerator { device: "nvidia-tesla-a100" } }',
 )
 """Specs tests hand to upstream's stand-in (``tests/support/upstream_kservice.py``) that no stack or SDK
 case above holds."""
