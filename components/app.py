@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 from pulumi_kubernetes.apiextensions import CustomResource
@@ -26,6 +27,11 @@ class FlyteAppArgs:
     reaper: ReaperFactory | None = None
     """When set and the app is stopped, registers the app's reaper after its KService; None (render
     mode) registers nothing that talks to a cluster."""
+    admitted_after: Sequence[pulumi.CustomResource] = ()
+    """Knative settings patches Knative's webhook needs applied before it admits this KService (its
+    feature flags, its timeout's maximum, a zero initial scale). While one of them is being created in
+    a preview (it has no ID yet), the KService's annotations are unknown, so pulumi-kubernetes skips
+    the dry run the webhook would refuse (a patch that changes is replaced, so it is created again)."""
 
 
 class FlyteApp(pulumi.ComponentResource):
@@ -42,11 +48,19 @@ class FlyteApp(pulumi.ComponentResource):
         super().__init__(c.TYPE_FLYTE_APP, name, None, opts)
         plan = args.plan
         manifest = plan.kservice
+        metadata: dict[str, Any] = manifest["metadata"]
+        if args.admitted_after:
+            # Only the annotations wait: an unknown name would make the preview show a replacement.
+            annotations = metadata["annotations"]
+            waited = pulumi.Output.all(*(patch.id for patch in args.admitted_after)).apply(
+                lambda _: annotations
+            )
+            metadata = {**metadata, "annotations": waited}
         self.kservice = CustomResource(
             f"{name}-kservice",
             api_version=manifest["apiVersion"],
             kind=manifest["kind"],
-            metadata=manifest["metadata"],
+            metadata=metadata,
             spec=manifest["spec"],
             # One merge: the parent, and adoption's import option when `adopt: true`.
             opts=pulumi.ResourceOptions.merge(opts, kservice_options(plan, self)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -15,6 +15,12 @@ from components.app import FlyteApp, FlyteAppArgs, ReaperFactory
 from components.domains import register_custom_domains
 from components.reaper import RevisionReaper, RevisionReaperArgs, stack_cluster
 from flyte_apps.core.durations import NANOS_PER_SECOND
+from flyte_apps.core.knative_features import ENABLED_BY_DEFAULT
+from flyte_apps.core.knative_settings import (
+    KNATIVE_CONFIG_FEATURES,
+    admission_settings,
+    disabled_flag_problems,
+)
 from flyte_apps.core.plan import AppPlan, StackPlan
 
 PROVIDER_NAME = "kubernetes"
@@ -46,6 +52,8 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
     for warning in plan.warnings:
         pulumi.log.warn(warning)
     settings = plan.platform.settings
+    if plan.config.knative is None and not settings.render_yaml_to_directory:
+        refuse_disabled_flags(plan, cluster)
     provider = k8s.Provider(
         PROVIDER_NAME,
         kubeconfig=cluster.kubeconfig,
@@ -83,6 +91,45 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         pulumi.export("managerRunsUrl", manager.runs_url)
         pulumi.export("managerQueueUrl", manager.queue_url)
     return apps.apps
+
+
+FEATURES_READ_ATTEMPTS: Final = 2
+FEATURES_READ_TIMEOUT_S: Final = 15.0
+"""One read of Knative's config-features before anything is registered: short, as a preview against
+an unreachable cluster must not wait long for a check pulumi-kubernetes then makes anyway."""
+
+
+def refuse_disabled_flags(plan: StackPlan, cluster: ClusterSettings) -> None:
+    """When this program does not manage Knative's settings, an app whose pod spec needs a feature flag
+    the live ``config-features`` leaves off is refused here, one line per app naming the flags and the
+    setting that enables them, before anything is registered; otherwise Knative's webhook refuses the
+    KService (a preview's dry run included) in its own words. A cluster that cannot be read is left to
+    pulumi-kubernetes, which says why."""
+    needing = [
+        app for app in plan.apps if any(use.flag not in ENABLED_BY_DEFAULT for use in app.feature_flags)
+    ]
+    if not needing:
+        return
+    # Imported only when used: the Kubernetes client costs the program time to load.
+    from flyte_apps.kube.errors import KubeError
+    from flyte_apps.kube.knative import config_map_data
+    from flyte_apps.kube.retry import RetryPolicy
+    from flyte_apps.kube.target import KubeTarget, build_api_client
+
+    namespace = plan.config.knative_namespace
+    read = RetryPolicy(attempts=FEATURES_READ_ATTEMPTS, timeout=FEATURES_READ_TIMEOUT_S)
+    try:
+        api = build_api_client(stack=KubeTarget(cluster.kubeconfig, cluster.context))
+        live = config_map_data(api, namespace=namespace, name=KNATIVE_CONFIG_FEATURES, retry=read)
+    except KubeError as exc:
+        pulumi.log.debug(f"Knative's feature flags not checked: {exc}")
+        return
+    problems = disabled_flag_problems(needing, live, namespace)
+    for problem in problems:
+        pulumi.log.error(str(problem))
+    if problems:
+        msg = f"{len(problems)} app(s) need Knative feature flags left off: nothing was registered"
+        raise pulumi.RunError(msg)
 
 
 def dynamic_reaper(timeout_nanos: int, cluster: pulumi.Input[dict[str, Any]]) -> ReaperFactory:
@@ -124,19 +171,23 @@ def register_stack(
     Every app waits for the namespace and for Knative's config patches: a revision whose timeout or
     feature flags a patch allows would otherwise race the patch and be refused by Knative's admission."""
     namespace = register_namespace(plan, opts)
-    knative: list[pulumi.Resource] = []
+    knative: dict[str, pulumi.CustomResource] = {}
     if plan.knative:
         # Imported only when used, as the manager's types.
         from components.knative import register_knative_config
 
-        knative.extend(register_knative_config(plan.knative, opts))
+        knative = register_knative_config(plan.knative, opts)
     apps = {}
     for app in plan.apps:
         provider = app_provider(app)
-        app_opts = pulumi.ResourceOptions(depends_on=[namespace, *knative], provider=provider)
+        app_opts = pulumi.ResourceOptions(depends_on=[namespace, *knative.values()], provider=provider)
+        flags = [use.flag for use in app.feature_flags]
+        admitted_after = [
+            knative[name] for name in sorted(admission_settings(app.kservice, flags)) if name in knative
+        ]
         apps[app.key] = FlyteApp(
             app.kservice_name,
-            FlyteAppArgs(plan=app, reaper=reaper),
+            FlyteAppArgs(plan=app, reaper=reaper, admitted_after=admitted_after),
             opts=pulumi.ResourceOptions.merge(opts, app_opts),
         )
         # Beside the app, not inside it: a DomainMapping is the app's route, not part of its KService.

@@ -4,9 +4,9 @@ those keys, plus ``config-features`` with the feature flags the stack's apps nee
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.config.keys import KEY_KNATIVE, PREFIX
@@ -15,6 +15,7 @@ from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.config.names import DNS1123_LABEL, MAX_LABEL_LEN, not_dns_label
 from flyte_apps.core.durations import NANOS_PER_SECOND
 from flyte_apps.core.errors import ConfigProblem
+from flyte_apps.core.knative_features import ENABLED_BY_DEFAULT
 from flyte_apps.core.objects import RenderedObject
 
 KNATIVE_NAMESPACE: Final = "knative-serving"
@@ -29,6 +30,13 @@ KNATIVE_DOMAIN_TEMPLATE: Final = "domain-template"
 DOMAIN_TEMPLATE: Final = "{{.Name}}.{{.Domain}}"
 KNATIVE_MAX_REVISION_TIMEOUT: Final = "max-revision-timeout-seconds"
 KNATIVE_REVISION_TIMEOUT: Final = "revision-timeout-seconds"
+FLAG_ADMITTING_VALUES: Final = frozenset({c.KNATIVE_FEATURE_ENABLED, "allowed"})
+"""A pod-spec flag's values (any case) under which Knative's webhook keeps the field: anything but
+``Disabled`` (knative.dev/serving pkg/apis/serving/fieldmask.go); a value it cannot read is its default,
+``Disabled`` (pkg/apis/config/features.go ``asFlag``)."""
+KNATIVE_DEFAULT_MAX_REVISION_TIMEOUT_S: Final = 600
+"""``max-revision-timeout-seconds`` of a Knative that nobody configured (knative.dev/serving
+pkg/apis/config/defaults.go): a revision timeout up to it is admitted before our patch is."""
 
 
 class KnativeInput(ConfigModel):
@@ -62,6 +70,38 @@ def load_knative_config(raw: object, problems: list[ConfigProblem]) -> KnativeCo
     if not knative.manage_config:
         return None
     return KnativeConfig(namespace=knative.namespace)
+
+
+def knative_namespace(raw: object) -> str:
+    """``flyte-apps:knative.namespace`` as given (``load_knative_config`` reports a bad one), else the
+    default: needed to read Knative's settings even when this program does not manage them."""
+    given = raw.get("namespace") if isinstance(raw, Mapping) else None
+    return given if isinstance(given, str) and given else KNATIVE_NAMESPACE
+
+
+def disabled_flag_problems(
+    apps: Iterable[Any], live: Mapping[str, str], namespace: str
+) -> list[ConfigProblem]:
+    """One problem per app whose pod spec needs a Knative feature flag that the live
+    ``config-features`` (``live``: its data) does not enable, naming the flags and the settings that
+    enable them. Without these, Knative's webhook refuses the KService with its own text."""
+    found: list[ConfigProblem] = []
+    for app in apps:
+        needed = sorted(
+            {use.flag for use in app.feature_flags if use.flag not in ENABLED_BY_DEFAULT}
+            - {flag for flag, value in live.items() if value.lower() in FLAG_ADMITTING_VALUES}
+        )
+        if needed:
+            found.append(
+                ConfigProblem(
+                    app.config.path,
+                    f"app {app.config.id} needs Knative's feature flag(s) {', '.join(needed)}, which "
+                    f"{namespace}/{KNATIVE_CONFIG_FEATURES} does not enable: set "
+                    f"{PREFIX}{KEY_KNATIVE}.manageConfig: true to have this program enable them, or enable "
+                    "them there",
+                )
+            )
+    return found
 
 
 def build_knative_objects(
@@ -108,3 +148,21 @@ def build_knative_objects(
         )
         for name, data in patches
     ]
+
+
+def admission_settings(kservice: Mapping[str, Any], flags: Iterable[str]) -> frozenset[str]:
+    """The ConfigMaps of ``build_knative_objects`` whose keys Knative's webhook checks this KService
+    against when it admits it (a create, or pulumi-kubernetes' dry run of one in a preview):
+    ``config-defaults`` for a revision whose timeout is above Knative's default maximum, ``config-autoscaler``
+    for a revision that starts at zero (a stopped app), ``config-features`` for one that needs a flag
+    (``flags``, from ``flyte_apps.core.knative_features``). Until such a patch is applied, the webhook
+    refuses what the patch would allow."""
+    needed = set()
+    template = kservice.get("spec", {}).get("template", {})
+    if template.get("spec", {}).get("timeoutSeconds", 0) > KNATIVE_DEFAULT_MAX_REVISION_TIMEOUT_S:
+        needed.add(KNATIVE_CONFIG_DEFAULTS)
+    if template.get("metadata", {}).get("annotations", {}).get(c.ANNOTATION_INITIAL_SCALE) == "0":
+        needed.add(KNATIVE_CONFIG_AUTOSCALER)
+    if any(flag not in ENABLED_BY_DEFAULT for flag in flags):
+        needed.add(KNATIVE_CONFIG_FEATURES)
+    return frozenset(needed)

@@ -34,7 +34,12 @@ from flyte_apps.core.config.load import (
 from flyte_apps.core.config.models import AppConfig, AppId, PlatformConfig
 from flyte_apps.core.config.rules import cross_app_problems
 from flyte_apps.core.errors import ConfigError, ConfigProblem
-from flyte_apps.core.knative_settings import KnativeConfig, load_knative_config
+from flyte_apps.core.knative_settings import (
+    KNATIVE_NAMESPACE,
+    KnativeConfig,
+    knative_namespace,
+    load_knative_config,
+)
 from flyte_apps.core.pod_schema import PodSpecSchemas
 
 if TYPE_CHECKING:
@@ -51,6 +56,8 @@ class StackConfig:
     """The Flyte manager, when ``flyte-apps:manager`` enables it."""
     knative: KnativeConfig | None = None
     """Knative Serving settings, when ``flyte-apps:knative.manageConfig`` is true."""
+    knative_namespace: str = KNATIVE_NAMESPACE
+    """Where Knative Serving runs, whether or not this program manages its settings."""
 
 
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
@@ -122,4 +129,10 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
     problems[:] = [p for p in problems if not any(is_within(p.path, s.path) for s in secure)] + secure
     if platform is None:
         return None
-    return StackConfig(platform=platform, apps=tuple(apps), manager=manager, knative=knative)
+    return StackConfig(
+        platform=platform,
+        apps=tuple(apps),
+        manager=manager,
+        knative=knative,
+        knative_namespace=knative_namespace(values.get(KEY_KNATIVE)),
+    )

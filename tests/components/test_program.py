@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from typing import Any, Final
 
 import pulumi
 import pytest
@@ -12,6 +13,8 @@ from components.manager import TYPE_FLYTE_MANAGER
 from components.program import MANAGER_NAME, ClusterSettings, deploy, stack_exports
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
+from tests.fakes.kube_api import FakeKubeApi
+from tests.fakes.kube_semantics import CONFIG_MAPS
 from tests.support.config import minimal_config
 from tests.support.pulumi_harness import install, run_program
 from tests.support.tokens import TYPE_CONFIG_MAP_PATCH, TYPE_PROVIDER
@@ -78,7 +81,7 @@ def test_every_kservice_waits_for_every_knative_patch(example_config: dict[str, 
     kservices = capture.of_type(c.TYPE_KSERVICE)
     assert len(kservices) == 6
     for kservice in kservices:
-        assert patches <= kservice.explicit_dependencies, kservice.urn
+        assert patches <= kservice.dependencies, kservice.urn
     registered = [r.urn for r in capture.registered]
     assert max(registered.index(urn) for urn in patches) < min(registered.index(k.urn) for k in kservices)
 
@@ -95,6 +98,73 @@ def test_knative_patches_are_kept_on_delete(example_config: dict[str, Any]) -> N
     }
     for patch in capture.of_type(TYPE_CONFIG_MAP_PATCH):
         assert patch.retain_on_delete is True, patch.urn
+
+
+def test_knative_patches_are_replaced_when_they_change_never_updated_in_place(
+    example_config: dict[str, Any],
+) -> None:
+    """A patch that changes is created again (then the old one let go: kept on delete), so that in
+    that preview it has no ID and the KServices that need it skip the dry run (issue 36)."""
+    capture, _ = install(example_config)
+    run_program()
+    for patch in capture.of_type(TYPE_CONFIG_MAP_PATCH):
+        assert patch.replace_on_changes == ("*",), patch.urn
+        assert patch.delete_before_replace is False, patch.urn
+
+
+ADMISSION_APPS: Final = [
+    {"name": "plain", "container": {"image": "nginx:1.27"}},
+    {
+        "name": "gpu",
+        "container": {"image": "vllm:1", "resources": {"limits": {"gpu": 1}}},
+        "accelerator": {"device": "nvidia-l4"},
+    },
+    {"name": "stopped", "container": {"image": "nginx:1.27"}, "stopped": True},
+    {"name": "slow", "container": {"image": "nginx:1.27"}, "timeouts": {"request": "900s"}},
+]
+
+
+def admission_config() -> dict[str, Any]:
+    raw = minimal_config()
+    raw["flyte-apps:apps"] = ADMISSION_APPS
+    raw["flyte-apps:platform"] = {"maxRequestTimeout": "1200s"}
+    raw["flyte-apps:knative"] = {"manageConfig": True}
+    return raw
+
+
+def test_a_kservice_waits_for_the_knative_patches_its_admission_needs() -> None:
+    capture, _ = install(admission_config())
+    run_program()
+    patches = {r.urn: r.name.removeprefix("knative-serving-") for r in capture.of_type(TYPE_CONFIG_MAP_PATCH)}
+    waits = {
+        r.name.removesuffix("-proj-dev-kservice"): sorted(
+            patches[urn] for urn in r.input_dependencies if urn in patches
+        )
+        for r in capture.of_type(c.TYPE_KSERVICE)
+    }
+    assert waits == {
+        "plain": [],
+        "gpu": ["config-features"],
+        "stopped": ["config-autoscaler"],
+        "slow": ["config-defaults"],
+    }
+
+
+def test_in_a_preview_that_creates_a_patch_the_kservices_needing_it_have_unknown_annotations() -> None:
+    # pulumi-kubernetes skips the dry run of an object with an unknown input: Knative's webhook would
+    # refuse the GPU app's affinity until the config-features patch is applied.
+    capture, _ = install(admission_config(), preview=True, created=frozenset({TYPE_CONFIG_MAP_PATCH}))
+    run_program()
+    kservices = {
+        r.name.removesuffix("-proj-dev-kservice"): r.inputs for r in capture.of_type(c.TYPE_KSERVICE)
+    }
+    for name, inputs in kservices.items():
+        annotations = inputs["metadata"].get("annotations")
+        if name == "plain":
+            assert annotations == plan_stack(admission_config()).apps[0].kservice["metadata"]["annotations"]
+        else:
+            assert isinstance(annotations, type(pulumi.UNKNOWN)), (name, annotations)
+        assert inputs["metadata"]["name"] == f"{name}-proj-dev", "a known name: no replacement in a preview"
 
 
 def test_the_plans_warnings_go_to_the_pulumi_log() -> None:
@@ -345,3 +415,40 @@ def test_custom_domains_expose_their_urls() -> pulumi.Output[None]:
         )
 
     return component.custom_urls.apply(check)
+
+
+def test_without_manage_config_an_app_needing_a_flag_the_cluster_leaves_off_is_refused_before_registering(
+    kube_server: FakeKubeApi,
+) -> None:
+    # Knative's webhook would refuse the KService (the preview's dry run included) in its own words.
+    features = {"kubernetes.podspec-affinity": "Allowed", "kubernetes.podspec-tolerations": "disabled"}
+    kube_server.create(
+        CONFIG_MAPS,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "config-features"}, "data": features},
+        "knative-serving",
+    )
+    raw = admission_config()
+    del raw["flyte-apps:knative"]
+    assert kube_server.kubeconfig_path is not None
+    raw["kubernetes:kubeconfig"] = str(kube_server.kubeconfig_path)
+    capture, logs = install(raw)
+    with pytest.raises(
+        pulumi.RunError, match="1 app\\(s\\) need Knative feature flags left off: nothing was"
+    ):
+        run_program()
+    errors = [r.getMessage() for r in logs.records if r.levelno == logging.ERROR]
+    assert errors == [
+        "flyte-apps:apps[1]: app proj/dev/gpu needs Knative's feature flag(s) "
+        "kubernetes.podspec-tolerations, which knative-serving/config-features does not enable: set "
+        "flyte-apps:knative.manageConfig: true to have this program enable them, or enable them there"
+    ]
+    assert [r.typ for r in capture.registered if r.typ.startswith("kubernetes:")] == []
+    kube_server.patch(
+        CONFIG_MAPS,
+        "knative-serving",
+        "config-features",
+        {"data": {"kubernetes.podspec-tolerations": "Enabled"}},
+    )
+    capture, _ = install(raw)
+    run_program()
+    assert len(capture.of_type(c.TYPE_KSERVICE)) == len(ADMISSION_APPS)

@@ -50,7 +50,8 @@ REVISIONS: Final = ResourceType("serving.knative.dev", "v1", "revisions", "Revis
 DOMAIN_MAPPINGS: Final = ResourceType(
     "serving.knative.dev", "v1beta1", "domainmappings", "DomainMapping", namespaced=True
 )
-RESOURCES: Final = (PODS, NAMESPACES, KSERVICES, REVISIONS, DOMAIN_MAPPINGS)
+CONFIG_MAPS: Final = ResourceType("", "v1", "configmaps", "ConfigMap", namespaced=True)
+RESOURCES: Final = (PODS, NAMESPACES, KSERVICES, REVISIONS, DOMAIN_MAPPINGS, CONFIG_MAPS)
 
 _REASONS: Final = {
     400: "BadRequest",

@@ -46,6 +46,8 @@ class Registered:
     retain_on_delete: bool | None
     import_id: str = ""
     """The ``import`` option's ID (``<namespace>/<name>`` for pulumi-kubernetes); empty without one."""
+    replace_on_changes: tuple[str, ...] = ()
+    delete_before_replace: bool = False
 
     @property
     def provider_urn(self) -> str | None:
@@ -58,10 +60,16 @@ class Registered:
 
 
 class EchoMocks(pulumi.runtime.Mocks):
-    """Every resource gets the id ``<name>-id`` and its inputs back as outputs; calls return nothing."""
+    """Every resource gets the id ``<name>-id`` and its inputs back as outputs; calls return nothing.
+
+    A resource of a type in ``created`` gets no id, as in a preview of its creation (the engine
+    then gives the program an unknown id)."""
+
+    def __init__(self, created: frozenset[str] = frozenset()) -> None:
+        self.created = created
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        return f"{args.name}-id", dict(args.inputs)
+        return ("" if args.typ in self.created else f"{args.name}-id"), dict(args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         return {}, None
@@ -70,8 +78,8 @@ class EchoMocks(pulumi.runtime.Mocks):
 class CaptureMonitor(MockMonitor):
     """The SDK's mock monitor, also recording every registration with its options."""
 
-    def __init__(self) -> None:
-        super().__init__(EchoMocks())
+    def __init__(self, created: frozenset[str] = frozenset()) -> None:
+        super().__init__(EchoMocks(created))
         self.registered: list[Registered] = []
 
     def RegisterResource(self, request: Any) -> Any:  # the gRPC method's name
@@ -94,6 +102,8 @@ class CaptureMonitor(MockMonitor):
                 ),
                 retain_on_delete=request.retainOnDelete if request.HasField("retainOnDelete") else None,
                 import_id=request.importId,
+                replace_on_changes=tuple(request.replaceOnChanges),
+                delete_before_replace=request.deleteBeforeReplace,
             )
         )
         return response
@@ -120,16 +130,22 @@ class LogCapture(logging.Handler):
 
 
 def install(
-    config: dict[str, Any] | None = None, *, secret_keys: list[str] | None = None, stack: str = "dev"
+    config: dict[str, Any] | None = None,
+    *,
+    secret_keys: list[str] | None = None,
+    stack: str = "dev",
+    preview: bool = False,
+    created: frozenset[str] = frozenset(),
 ) -> tuple[CaptureMonitor, LogCapture]:
-    """Fresh mocks and config for one program run (config values go in as JSON strings)."""
-    capture = CaptureMonitor()
+    """Fresh mocks and config for one program run (config values go in as JSON strings); with
+    ``preview``, a preview in which the resources of the ``created`` types are being created."""
+    capture = CaptureMonitor(created)
     logger = logging.getLogger(f"pulumi-mock-{id(capture)}")
     logs = LogCapture()
     logger.handlers = [logs]
     logger.setLevel(logging.DEBUG)
     pulumi.runtime.set_mocks(
-        capture.mocks, project=PROJECT, stack=stack, preview=False, logger=logger, monitor=capture
+        capture.mocks, project=PROJECT, stack=stack, preview=preview, logger=logger, monitor=capture
     )
     pulumi.runtime.set_all_config(
         {
