@@ -10,7 +10,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from components.program import ClusterSettings, deploy
+from components.program import ClusterSettings, deploy, exit_quietly_when_stopped
 from flyte_apps.core.bounds import MAX_INPUT_BYTES, bounded_error, parse_config_json, too_large_message
 from flyte_apps.core.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG, PROJECT_NAME
 from flyte_apps.core.errors import ConfigError, ConfigProblem
@@ -50,6 +50,7 @@ def without_consequences(problems: list[ConfigProblem], *, unread: set[str]) -> 
 
 
 def main() -> None:
+    exit_quietly_when_stopped()
     values, problems = read_project_config()
     try:
         # What could not be read is reported together with the rest of the config's problems.

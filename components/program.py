@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +45,22 @@ class ClusterSettings:
         engine runs the program, and pulumi-kubernetes, in the project's)."""
         cluster = stack_cluster(self.kubeconfig, self.context, working_directory)
         return pulumi.Output.secret(cluster) if self.secret else cluster
+
+
+EXIT_STOPPED_BY_ENGINE: Final = 128 + signal.SIGINT
+"""The shell's code for a process ended by SIGINT."""
+
+
+def exit_quietly_when_stopped() -> None:
+    """When the engine stops the program (a resource failed, or the user pressed Ctrl-C), the language
+    host sends it SIGINT. Python's default answer is a KeyboardInterrupt raised wherever the program
+    happens to be, and the SDK's threads and event loop print its traceback beside the engine's own
+    message, which already says what failed. The program has nothing left to do: it leaves at once."""
+
+    def leave(_signum: int, _frame: object) -> None:
+        os._exit(EXIT_STOPPED_BY_ENGINE)
+
+    signal.signal(signal.SIGINT, leave)
 
 
 def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:

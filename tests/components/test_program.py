@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
+from pathlib import Path
 from typing import Any, Final
 
 import pulumi
@@ -10,12 +13,13 @@ import pytest
 
 from components.domains import register_custom_domains
 from components.manager import TYPE_FLYTE_MANAGER
-from components.program import MANAGER_NAME, ClusterSettings, deploy, stack_exports
+from components.program import EXIT_STOPPED_BY_ENGINE, MANAGER_NAME, ClusterSettings, deploy, stack_exports
 from flyte_apps.core import constants as c
 from flyte_apps.core.plan import plan_stack
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import CONFIG_MAPS
-from tests.support.config import minimal_config
+from tests.support.bounded_run import run_bounded
+from tests.support.config import REPO_ROOT, minimal_config
 from tests.support.pulumi_harness import install, run_program
 from tests.support.tokens import TYPE_CONFIG_MAP_PATCH, TYPE_PROVIDER
 
@@ -452,3 +456,20 @@ def test_without_manage_config_an_app_needing_a_flag_the_cluster_leaves_off_is_r
     capture, _ = install(raw)
     run_program()
     assert len(capture.of_type(c.TYPE_KSERVICE)) == len(ADMISSION_APPS)
+
+
+def test_the_program_leaves_without_a_traceback_when_the_engine_stops_it(tmp_path: Path) -> None:
+    # The language host sends SIGINT when the engine stops the program (a resource failed): Python's
+    # KeyboardInterrupt printed tracebacks beside the provider's message (issue 36, seen in `make e2e`).
+    script = (
+        "import os, signal, time\n"
+        "from components.program import exit_quietly_when_stopped\n"
+        "exit_quietly_when_stopped()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(30)\n"
+    )
+    done = run_bounded(
+        [sys.executable, "-c", script], timeout=60, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    )
+    assert (done.returncode, done.stderr) == (EXIT_STOPPED_BY_ENGINE, "")
+    assert EXIT_STOPPED_BY_ENGINE == 130
