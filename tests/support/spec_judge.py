@@ -14,6 +14,7 @@ Nothing here imports ``flyte_apps.core.goorder``: the judge must not mirror the 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +38,10 @@ UPSTREAM_PACKAGE: Final = "flyteidl2."
 """Messages upstream generates itself; the well-known types (``google.protobuf.*``) come from the same
 protobuf module on both sides."""
 MIXED: Final = "flyteapps.test.Mixed"
+SPEC_ANNOTATION: Final = "flyte.org/spec"
+SHA_ANNOTATION: Final = "flyte.org/spec-sha"
+SHA_HEX_CHARS: Final = 16
+"""Written out here, not imported from flyte_apps: the judge reads what Flyte reads (reference (b))."""
 _MIXED_FILE: Final = "flyteapps/test/mixed.proto"
 
 
@@ -197,3 +202,30 @@ def message_class(name: str) -> type[Message]:
 
 def decoded(cases: Iterable[Mapping[str, Any]], key: str) -> list[bytes]:
     return [base64.b64decode(case[key]) for case in cases]
+
+
+def misjudged(binary: Path, kservices: Sequence[Mapping[str, Any]], work: Path) -> list[str]:
+    """Every KService whose ``flyte.org/spec`` is not protobuf-go's bytes for the spec it holds, or whose
+    ``flyte.org/spec-sha`` is not those bytes' sha, one line each (``make e2e`` judges every KService
+    the suite deploys)."""
+    found: list[str] = []
+    specs: list[tuple[str, bytes]] = []
+    for kservice in kservices:
+        metadata = kservice.get("metadata", {})
+        name = f"{metadata.get('namespace')}/{metadata.get('name')}"
+        annotations = metadata.get("annotations") or {}
+        if SPEC_ANNOTATION not in annotations:
+            found.append(f"{name}: no {SPEC_ANNOTATION}")
+            continue
+        data = base64.b64decode(annotations[SPEC_ANNOTATION])
+        if hashlib.sha256(data).hexdigest()[:SHA_HEX_CHARS] != annotations.get(SHA_ANNOTATION):
+            found.append(f"{name}: {SHA_ANNOTATION} is not the sha of its {SPEC_ANNOTATION}")
+        specs.append((name, data))
+    canonical = [app_pb.Spec.FromString(data).SerializeToString(deterministic=True) for _, data in specs]
+    for (name, ours), go in zip(specs, judge(binary, SPEC, canonical, work), strict=True):
+        if ours != go:
+            found.append(
+                f"{name}: {SPEC_ANNOTATION} is {base64.b64encode(ours).decode()}, protobuf-go writes "
+                f"{base64.b64encode(go).decode()}"
+            )
+    return found
