@@ -90,13 +90,16 @@ bench: setup
 # The real engine (tests/e2e/README.md). e2e-tools builds the Pulumi CLI, pulumi-resource-kubernetes,
 # etcd, kube-apiserver, kube-controller-manager, kubectl and Knative Serving from Go modules into
 # ~/.cache/flyte-apps-e2e (FLYTE_APPS_E2E_CACHE), keyed by tests/e2e/versions.toml: about 30 minutes
-# on 2 cores the first time, seconds after. e2e runs the scenarios (about 3 minutes warm); neither is
-# part of `make test`.
+# on 2 cores the first time, seconds after. e2e runs the scenarios, pytest tests under
+# tests/e2e/scenarios, in a network namespace of its own (about 6 minutes warm); E2E_ARGS goes to
+# pytest: `make e2e E2E_ARGS='-k stop_start'`, `E2E_ARGS='-x --keep'`. Neither is part of `make test`.
+E2E_ARGS ?=
+
 e2e-tools: setup
 	@$(BIN)/python -m tests.e2e.build
 
 e2e: setup
-	@$(BIN)/python -m tests.e2e.run
+	@$(BIN)/python -m tests.e2e.run $(E2E_ARGS)
 
 # A control plane with Knative on 127.0.0.1 to try a stack against by hand; prints `export KUBECONFIG=...`.
 e2e-cluster-up: setup

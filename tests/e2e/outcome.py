@@ -1,4 +1,6 @@
-"""How a scenario fails: one exception type every scenario module raises and the runner catches."""
+"""How a scenario fails: one exception type every scenario raises, with what was seen. An
+``AssertionError``, so pytest reports it as the scenario's failure (not an error in the harness), and
+the scenarios' PASS/FAIL line shows its message alone (``scenarios/reporting.py``)."""
 
 from __future__ import annotations
 
