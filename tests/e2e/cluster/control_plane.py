@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tests.e2e import build
-from tests.e2e.cluster.knative import Knative
+from tests.e2e.cluster.knative import Knative, reset_configmaps
 from tests.e2e.cluster.kubectl import Kubectl
 from tests.e2e.cluster.pki import ADMIN, CONTROLLER_MANAGER, SERVICE_CIDR, write_kubeconfig, write_pki
 from tests.e2e.cluster.processes import (
@@ -230,6 +230,10 @@ class ControlPlane:
             CONTROLLER_MANAGER_READY_S,
             self.dead,
         )
+
+    def reset_knative_config(self) -> None:
+        """Knative's ConfigMaps as the install wrote them: a Knative no stack has patched yet."""
+        reset_configmaps(self.client, self.tools["knative"].share / "knative")
 
     def install_knative(self) -> None:
         assert self.supervisor is not None

@@ -89,17 +89,8 @@ class Knative:
             *[d["metadata"]["name"] for d in crds],
             f"--timeout={CRDS_ESTABLISHED_S:.0f}s",
         )
-        configmaps = [
-            d
-            for f in sorted((self.share / "configmaps").glob("*.yaml"))
-            for d in self.documents(f"configmaps/{f.name}")
-        ]
-        for document in configmaps:
-            if document["metadata"]["name"] == "config-deployment":
-                document["data"]["queue-sidecar-image"] = QUEUE_IMAGE
-                document["data"]["registries-skipping-tag-resolving"] = REGISTRIES_SKIPPING_TAG_RESOLVING
         # Before the webhook configurations: their config validation refuses writes until the webhook runs.
-        self.kubectl.apply(configmaps)
+        self.kubectl.apply(installed_configmaps(self.share))
         self.kubectl.apply(self.documents("webhooks/secret.yaml"))
         webhook_port = free_port()
         self.kubectl.apply([self.webhook_service(webhook_port)])
@@ -112,6 +103,11 @@ class Knative:
         self.kubectl.apply(configurations)
         self.start_processes(webhook_port)
         self.smoke_test()
+
+    def reset_configmaps(self) -> None:
+        """Knative's ConfigMaps back to what ``install`` wrote (every key a stack patched in is gone),
+        for a scenario that must start from a Knative nothing else has touched."""
+        reset_configmaps(self.kubectl, self.share)
 
     def webhook_service(self, port: int) -> dict[str, Any]:
         """The ``webhook`` Service: an ExternalName for loopback, at the port the relay listens on."""
@@ -217,3 +213,25 @@ class Knative:
         self.kubectl(
             "delete", "namespace", SMOKE_NAMESPACE, "--wait=true", f"--timeout={KNATIVE_READY_S:.0f}s"
         )
+
+
+def installed_configmaps(share: Path) -> list[dict[str, Any]]:
+    """Knative's ConfigMaps as the install writes them: the module's YAML, with the queue-proxy image
+    and the registries whose tags are not resolved over the network set in config-deployment."""
+    configmaps = [
+        document
+        for path in sorted((share / "configmaps").glob("*.yaml"))
+        for document in yaml.safe_load_all(path.read_text())
+        if document
+    ]
+    for document in configmaps:
+        if document["metadata"]["name"] == "config-deployment":
+            document["data"]["queue-sidecar-image"] = QUEUE_IMAGE
+            document["data"]["registries-skipping-tag-resolving"] = REGISTRIES_SKIPPING_TAG_RESOLVING
+    return configmaps
+
+
+def reset_configmaps(kubectl: Kubectl, share: Path) -> None:
+    """Replace (not apply) each of Knative's ConfigMaps with its installed form: a replace writes the
+    whole object, so keys another field manager added (a stack's settings patches) are gone."""
+    kubectl("replace", "-f", "-", stdin=yaml.safe_dump_all(installed_configmaps(share), sort_keys=False))

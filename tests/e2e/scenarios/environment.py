@@ -22,6 +22,7 @@ SCENARIO_TOOLS: Final = (
     "knative",
     "nodejs-consumer",
     "go-consumer",
+    "spec-judge",
 )
 """What of ``versions.toml`` the scenarios run (``pulumi-yaml`` is bundled into ``pulumi``): a tool
 added there for a part the scenarios do not use yet (a node's) does not stop them while it is unbuilt;

@@ -16,6 +16,7 @@ from typing import Any, Final
 from tests.e2e.scenarios.suite import (
     KSERVICES,
     MAIN_STACK,
+    NAMESPACE,
     POLICY_PACK,
     REPO,
     REVISIONS,
@@ -44,7 +45,9 @@ class Deployed:
 
 def deploy_main_stack(suite: Suite) -> Deployed:
     """`pulumi preview` with the policy pack, then `up` with it, of ``stacks/e2e.yaml``, its kubeconfig
-    set with `pulumi config set` (as a user would, rather than in the file)."""
+    set with `pulumi config set` (as a user would, rather than in the file), from what a user's first
+    deploy starts from (Knative as installed, the apps' namespace already made)."""
+    suite.first_deploy_ground(NAMESPACE)
     suite.write_stack(MAIN_STACK, STACKS / "e2e.yaml", kubeconfig=False)
     suite.pulumi("stack", "init")
     suite.pulumi("config", "set", "kubernetes:kubeconfig", str(suite.plane.kubeconfig))

@@ -24,6 +24,7 @@ from ruamel.yaml import YAML
 from tests.e2e import build, cluster, compare
 from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.environment import consumers_environment
+from tests.support import spec_judge
 
 REPO: Final = Path(__file__).resolve().parents[3]
 STACKS: Final = REPO / "tests" / "e2e" / "stacks"
@@ -51,6 +52,8 @@ CLAIMS: Final = "clusterdomainclaims.networking.internal.knative.dev"
 LABEL_SERVICE: Final = "serving.knative.dev/service"
 LABEL_REVISION: Final = "serving.knative.dev/revision"
 PATCHES_ANNOTATION: Final = "flyte-apps/patches"
+KSERVICE_KIND: Final = "Service"
+SPEC_JUDGE: Final = "spec-judge"
 """On ``render -o json``'s List: the objects that are patches of objects someone else owns."""
 
 
@@ -203,6 +206,7 @@ class Suite:
         patches = set(filter(None, annotations.get(PATCHES_ANNOTATION, "").split(",")))
         defaults = compare.load_defaults()
         problems = []
+        kservices: list[dict[str, Any]] = []
         items = [obj for obj in document["items"] if kinds is None or obj["kind"] in kinds]
         for obj in items:
             meta = obj["metadata"]
@@ -214,8 +218,25 @@ class Suite:
             problems += [
                 f"{key}: {d}" for d in compare.differences(obj, live, defaults, patch=key in patches)
             ]
+            if obj["kind"] == KSERVICE_KIND:
+                kservices.append(live)
         check(not problems, "live objects differ from `flyte-apps render`:\n  " + "\n  ".join(problems))
+        self.judge_specs(kservices)
         return len(items)
+
+    def judge_specs(self, kservices: Sequence[Mapping[str, Any]]) -> None:
+        """Every live KService's ``flyte.org/spec`` is protobuf-go's bytes for its spec, as Flyte's app
+        service writes them (``tests/support/spec_judge.py``), and its spec-sha theirs."""
+        binary = self.tools[SPEC_JUDGE].binary(SPEC_JUDGE)
+        wrong = spec_judge.misjudged(binary, kservices, self.work)
+        check(not wrong, "spec annotations Flyte would write otherwise:\n  " + "\n  ".join(wrong))
+
+    def first_deploy_ground(self, namespace: str) -> None:
+        """What a first deploy starts from on a user's cluster: Knative as installed, nothing of any
+        stack's settings in it, and the apps' namespace already there, as Flyte makes it."""
+        self.plane.reset_knative_config()
+        if not self.exists("namespaces", namespace, namespace=None):
+            self.kubectl("create", "namespace", namespace)
 
     def wait(self, what: str, condition: Callable[[], bool], timeout: float = SETTLE_S) -> None:
         deadline = time.monotonic() + timeout
