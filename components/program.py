@@ -129,8 +129,8 @@ def refuse_disabled_flags(plan: StackPlan, cluster: ClusterSettings) -> None:
     if not needing:
         return
     # Imported only when used: the Kubernetes client costs the program time to load.
+    from flyte_apps.kube.api import config_map_data
     from flyte_apps.kube.errors import KubeError
-    from flyte_apps.kube.knative import config_map_data
     from flyte_apps.kube.retry import RetryPolicy
     from flyte_apps.kube.target import KubeTarget, build_api_client
 

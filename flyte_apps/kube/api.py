@@ -304,3 +304,27 @@ def delete_pod(
     except KubeNotFound:
         return False
     return True
+
+
+def config_map_data(
+    api: k8s.ApiClient,
+    *,
+    namespace: str,
+    name: str,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+) -> dict[str, str]:
+    """A ConfigMap's ``data``; :class:`KubeNotFound` if it does not exist."""
+    op = KubeOperation("get", "configmaps", namespace, name)
+    found = call(
+        k8s.CoreV1Api(api).read_namespaced_config_map,
+        name,
+        namespace,
+        _request_timeout=request_timeout,
+        op=op,
+        retry=retry,
+        host=_host(api),
+    )
+    if not isinstance(found, k8s.V1ConfigMap):
+        raise bad_response(op, _host(api), f"expected a ConfigMap, got {describe(found)}")
+    return {str(key): str(value) for key, value in (found.data or {}).items()}
