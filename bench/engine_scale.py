@@ -2,7 +2,7 @@
 against a bare pulumi-kubernetes program that registers the same objects in the same engine.
 
 Needs the real-engine tools (``make e2e-tools``); without them the row says so and nothing runs. A
-control plane with Knative (``tests/e2e/cluster.py``) runs for the benchmark's length. Each round runs,
+control plane with Knative (``tests/e2e/cluster``) runs for the benchmark's length. Each round runs,
 interleaved, ours (this repository's program on ``bench.stacks.stack_config(APPS)`` with Knative's
 config patches) and the floor (``bench/floor_engine.py``: the Namespace, the ConfigMap patches and the
 KServices our plan renders, as plain pulumi-kubernetes resources under one provider, in a namespace of
