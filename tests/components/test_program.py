@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -473,3 +474,12 @@ def test_the_program_leaves_without_a_traceback_when_the_engine_stops_it(tmp_pat
     )
     assert (done.returncode, done.stderr) == (EXIT_STOPPED_BY_ENGINE, "")
     assert EXIT_STOPPED_BY_ENGINE == 130
+
+
+def test_running_the_program_under_mocks_leaves_the_test_runs_sigint_handler_alone() -> None:
+    # Regression: the program's SIGINT handler, installed in the test run's own process, ended the
+    # whole run (exit 130) at the next test that simulates a Ctrl-C.
+    before = signal.getsignal(signal.SIGINT)
+    install(minimal_config())
+    run_program()
+    assert signal.getsignal(signal.SIGINT) is before

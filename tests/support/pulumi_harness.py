@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import runpy
+import signal
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,4 +162,10 @@ def install(
 def run_program() -> None:
     """Run ``__main__.py``; the decorator waits for every registration before returning, so callers
     assert on the capture afterwards."""
-    runpy.run_path(str(MAIN), run_name="__main__")
+    # The program takes SIGINT over for its own process (components.program.exit_quietly_when_stopped);
+    # here that process is the test run's, which must keep its own handler.
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        runpy.run_path(str(MAIN), run_name="__main__")
+    finally:
+        signal.signal(signal.SIGINT, handler)
