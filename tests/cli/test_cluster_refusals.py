@@ -249,7 +249,8 @@ def api_server_cases() -> dict[str, ClusterCase]:
     """The cases the API server or Knative's webhook judges (tolerations, node selectors, reserved
     env names, NUL bytes; not images, which only the kubelet parses), as pod-spec fragments:
     ``make e2e`` sends each to the real kube-apiserver (``kubectl create --dry-run=server``) in a Pod,
-    or in a KService for Knative's cases, which must agree (tests/e2e/scenarios/test_refusals.py, ``cluster-refusals``)."""
+    or in a KService for Knative's cases, which must agree (``cluster-refusals``,
+    tests/e2e/scenarios/test_refusals.py)."""
     cases: dict[str, ClusterCase] = {}
     tables: list[tuple[dict[str, dict[str, Any]], bool]] = [
         ({name: entry[0] for name, entry in REFUSED.items()}, True),
