@@ -16,6 +16,12 @@ The consumers of ``versions.toml`` are prepared the same way, keyed by their tem
 it) into a module cache (``share/gomodcache``), and a build of the template into a warm build cache
 (``share/gocache``).
 
+The Debian packages of ``versions.toml`` (``[debian.*]``: what cannot be built from Go modules without
+cgo, e.g. runc and nft) are fetched at their pinned versions with ``apt-get download`` (the signed
+archive's checksums) and unpacked with ``dpkg-deb -x`` into ``root/``, never installed: each binary gets
+a ``bin/`` entry (a link, or a script that puts the unpacked libraries first on ``LD_LIBRARY_PATH``), and
+the build runs it once (``check``) so a library the machine lacks fails here, not in a test.
+
     python tests/e2e/build.py            # build what is missing, print the time each took
     python tests/e2e/build.py --check    # exit 0 when every tool is built, 1 (and what is missing) if not
     python tests/e2e/build.py --print    # the directory of each built tool
@@ -55,6 +61,10 @@ GO_TOOL: Final = "go"
 NPM_CONSUMER: Final = "npm-consumer"
 GO_CONSUMER: Final = "go-consumer"
 CONSUMER_KINDS: Final = (NPM_CONSUMER, GO_CONSUMER)
+DEBIAN: Final = "debian"
+# Where a Debian tool's packages are unpacked, beside bin/.
+DEBIAN_ROOT: Final = "root"
+APT_TIMEOUT_S: Final = 600
 # Where a consumer's caches go, under share/.
 NPM_CACHE: Final = "npm-cache"
 GO_MODULE_CACHE: Final = "gomodcache"
@@ -87,6 +97,10 @@ class Tool:
     kind: str = GO_TOOL
     template: str = ""
     npm: Mapping[str, str] = field(default_factory=dict)
+    packages: Mapping[str, str] = field(default_factory=dict)
+    """Debian package -> exact version (a ``[debian.*]`` entry)."""
+    check: tuple[str, ...] = ()
+    """Arguments each binary of a Debian tool is run with once built (e.g. ``--version``)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -161,14 +175,36 @@ def load_consumers(path: Path = VERSIONS_FILE) -> dict[str, Tool]:
     return consumers
 
 
+def load_debian(path: Path = VERSIONS_FILE) -> dict[str, Tool]:
+    """The Debian tools (``[debian.*]``): packages unpacked, not installed; binaries by path in them."""
+    document = tomllib.loads(path.read_text())
+    found = {}
+    for name, entry in document.get("debian", {}).items():
+        if not entry.get("packages") or not entry.get("binaries"):
+            raise ToolError(f"debian tool {name}: needs packages and binaries")
+        found[name] = Tool(
+            name=name,
+            wrapper="",
+            modules=(),
+            binaries=dict(entry["binaries"]),
+            kind=DEBIAN,
+            packages=dict(entry["packages"]),
+            check=tuple(entry.get("check", ())),
+            raw=entry,
+        )
+    return found
+
+
 def load_all(path: Path = VERSIONS_FILE) -> dict[str, Tool]:
-    """Every entry, tools then consumers; one name names one entry."""
-    tools = load_tools(path)
-    consumers = load_consumers(path)
-    both = sorted(set(tools) & set(consumers))
-    if both:
-        raise ToolError(f"versions.toml names {', '.join(both)} both as a tool and as a consumer")
-    return {**tools, **consumers}
+    """Every entry, tools, consumers, then Debian tools; one name names one entry."""
+    tables = {"tool": load_tools(path), "consumer": load_consumers(path), "Debian tool": load_debian(path)}
+    seen: dict[str, str] = {}
+    for kind, entries in tables.items():
+        for name in entries:
+            if name in seen:
+                raise ToolError(f"versions.toml names {name} both as a {seen[name]} and as a {kind}")
+            seen[name] = kind
+    return {name: tool for entries in tables.values() for name, tool in entries.items()}
 
 
 def recorded_go_version(path: Path = VERSIONS_FILE) -> str:
@@ -205,6 +241,8 @@ def go_version() -> str:
 
 def wrapper_files(tool: Tool) -> list[Path]:
     """The wrapper's (or template's) committed files (what a build copies), in a stable order."""
+    if tool.kind == DEBIAN:
+        return []  # its entry (package versions) is all there is
     ignored = {".gitignore"}
     return sorted(
         p
@@ -335,16 +373,18 @@ GENERATORS: Final[Mapping[str, Callable[[Tool, Path, Mapping[str, str]], None]]]
 }
 
 
-def run_logged(argv: list[str], cwd: Path, env: Mapping[str, str], log: Path) -> None:
+def run_logged(
+    argv: list[str], cwd: Path, env: Mapping[str, str], log: Path, timeout: float = GO_BUILD_TIMEOUT_S
+) -> None:
     with log.open("a") as out:
         out.write(f"$ {' '.join(argv)}\n")
         out.flush()
         try:
             done = subprocess.run(
-                argv, cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT, timeout=GO_BUILD_TIMEOUT_S
+                argv, cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT, timeout=timeout
             )
         except subprocess.TimeoutExpired:
-            raise ToolError(f"{' '.join(argv[:3])} ran past {GO_BUILD_TIMEOUT_S} s (log: {log})") from None
+            raise ToolError(f"{' '.join(argv[:3])} ran past {timeout:.0f} s (log: {log})") from None
     if done.returncode != 0:
         tail = log.read_text().splitlines()[-15:]
         raise ToolError(
@@ -440,12 +480,86 @@ def build_go_consumer(
     return {}
 
 
+def launcher(binary: Path, library_dirs: Iterable[Path]) -> str:
+    """A script that runs ``binary`` (relative to the script's own directory, so the cache directory
+    may move) with the unpacked libraries before the system's."""
+    here = Path(BIN)
+    relative = [os.path.relpath(d, here) for d in library_dirs]
+    path = ":".join(f"$here/{d}" for d in relative)
+    target = os.path.relpath(binary, here)
+    return (
+        "#!/bin/sh\n"
+        "# Runs a binary unpacked from a Debian package with the libraries unpacked beside it.\n"
+        'here=$(dirname "$(readlink -f "$0")")\n'
+        f'LD_LIBRARY_PATH="{path}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}" exec "$here/{target}" "$@"\n'
+    )
+
+
+def library_dirs(root: Path) -> list[Path]:
+    """The directories under ``root`` (relative to its parent) that hold shared libraries."""
+    dirs = {p.parent for p in root.rglob("*.so*") if p.is_file() or p.is_symlink()}
+    return sorted(d.relative_to(root.parent) for d in dirs)
+
+
+def build_debian(
+    tool: Tool, go: str, entries: Mapping[str, Tool], src: Path, out: Path, log: Path
+) -> dict[str, str]:
+    """``apt-get update`` into lists of the build's own, then ``apt-get download`` of each pinned package
+    (apt checks it against the signed archive), unpacked
+    with ``dpkg-deb -x`` into ``root/``; a ``bin/`` entry per binary, run once with ``check``."""
+    for needed in ("apt-get", "dpkg-deb"):
+        if shutil.which(needed) is None:
+            raise ToolError(f"{needed} is not on PATH: {tool.name} is unpacked from Debian packages")
+    src.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    wanted = [f"{package}={version}" for package, version in sorted(tool.packages.items())]
+    # apt's package lists and cache of this build's own, fetched fresh: a machine whose lists are
+    # missing or stale still finds the pinned versions, and the machine's own apt state is not touched.
+    state = src.parent / "apt"
+    for directory in (state / "lists" / "partial", state / "cache" / "archives" / "partial"):
+        directory.mkdir(parents=True, exist_ok=True)
+    apt = [
+        "apt-get",
+        "-q",
+        "-o",
+        f"Dir::State::Lists={state / 'lists'}",
+        "-o",
+        f"Dir::Cache={state / 'cache'}",
+        "-o",
+        "Debug::NoLocking=1",
+    ]
+    run_logged([*apt, "update"], src, env, log, APT_TIMEOUT_S)
+    run_logged([*apt, "download", *wanted], src, env, log, APT_TIMEOUT_S)
+    root = out / DEBIAN_ROOT
+    details = {}
+    for deb in sorted(src.glob("*.deb")):
+        details[f"sha256 {deb.name}"] = hashlib.sha256(deb.read_bytes()).hexdigest()
+        run_logged(["dpkg-deb", "-x", str(deb), str(root)], src, env, log, APT_TIMEOUT_S)
+    if len(details) != len(wanted):
+        raise ToolError(f"{tool.name}: apt-get download gave {len(details)} packages for {len(wanted)}")
+    libraries = library_dirs(root)
+    for name, relative in tool.binaries.items():
+        binary = root / relative
+        if not binary.is_file():
+            raise ToolError(f"{tool.name}: no {relative} in {', '.join(sorted(tool.packages))}")
+        target = out / BIN / name
+        if libraries:
+            target.write_text(launcher(binary.relative_to(out), libraries))
+            target.chmod(EXECUTABLE_MODE)
+        else:
+            target.symlink_to(Path("..") / binary.relative_to(out))
+        if tool.check:
+            details[f"{name} {' '.join(tool.check)}"] = tool_version([str(target), *tool.check])
+    return details
+
+
 BUILDERS: Final[
     Mapping[str, Callable[[Tool, str, Mapping[str, Tool], Path, Path, Path], Mapping[str, str]]]
 ] = {
     GO_TOOL: build_go_tool,
     NPM_CONSUMER: build_npm_consumer,
     GO_CONSUMER: build_go_consumer,
+    DEBIAN: build_debian,
 }
 
 
@@ -457,7 +571,8 @@ def build(tool: Tool, go: str, entries: Mapping[str, Tool] | None = None) -> Pat
     work = Path(tempfile.mkdtemp(prefix=f".{tool.name}-", dir=final.parent))
     try:
         src = work / "src"
-        shutil.copytree(tool.source_dir, src, ignore=shutil.ignore_patterns(".gitignore"))
+        if tool.kind != DEBIAN:
+            shutil.copytree(tool.source_dir, src, ignore=shutil.ignore_patterns(".gitignore"))
         out = work / "out"
         (out / BIN).mkdir(parents=True)
         log = work / "build.log"
@@ -472,6 +587,15 @@ def build(tool: Tool, go: str, entries: Mapping[str, Tool] | None = None) -> Pat
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return final
+
+
+def describe(tool: Tool) -> str:
+    """What a tool is built from, for the progress lines."""
+    if tool.kind == GO_TOOL:
+        return ", ".join(tool.modules)
+    if tool.kind == DEBIAN:
+        return "Debian " + ", ".join(f"{p}={v}" for p, v in sorted(tool.packages.items()))
+    return f"consumers/{tool.template}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -508,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
             tool = entries[name]
             if (tool_dir(tool, go, entries) / STAMP).is_file():
                 continue
-            what = ", ".join(tool.modules) if tool.kind == GO_TOOL else f"consumers/{tool.template}"
+            what = describe(tool)
             print(f"e2e-tools: building {name} ({what}) ...", file=sys.stderr, flush=True)
             began = time.monotonic()
             build(tool, go, entries)

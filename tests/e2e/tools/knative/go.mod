@@ -3,8 +3,10 @@ module flyteapps.e2e/knative
 go 1.24.0
 
 tool (
+	knative.dev/serving/cmd/activator
 	knative.dev/serving/cmd/autoscaler
 	knative.dev/serving/cmd/controller
+	knative.dev/serving/cmd/queue
 	knative.dev/serving/cmd/webhook
 )
 
