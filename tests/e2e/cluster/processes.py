@@ -259,6 +259,16 @@ class Supervisor:
                 return f"{p.name} (pid {p.pid})" + ("; its log ends:\n  " + "\n  ".join(tail) if tail else "")
         return None
 
+    def retire(self, name: str) -> None:
+        """Stop the processes recorded under ``name``, by PID, and forget them: a part that moves
+        elsewhere (Knative's autoscaler, into a pod on a node) is not a process that died."""
+        leaving = [p for p in self.state.processes if p.name == name]
+        stop_processes(leaving)
+        self.state.processes = [p for p in self.state.processes if p.name != name]
+        for process in leaving:
+            self._children.pop(process.pid, None)
+        self.state.save()
+
     def stop(self) -> None:
         """Stop every recorded process, by PID, and keep in the record only what still runs."""
         stop_processes(self.state.processes)

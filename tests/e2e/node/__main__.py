@@ -30,6 +30,12 @@ def main(argv: list[str] | None = None) -> int:
         "--app-image", action="append", default=[], help="import the test app under this name too"
     )
     tried.add_argument("--hold", type=float, default=0.0, help="on a failure, wait this long before stopping")
+    tried.add_argument(
+        "--serve",
+        type=float,
+        default=0.0,
+        help="after the stages pass, keep everything up this long (seconds)",
+    )
     upped = sub.add_parser(
         "up", help="start a node against a running control plane (in this network namespace)"
     )
@@ -59,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         shadows = dict(s.split("=", 1) for s in args.shadow)
         return mounts.holder_main(layout.root, layout.host, shadows)
     if args.command == "try":
-        return try_main(args.dir, args.stage, args.app_image, args.hold)
+        return try_main(args.dir, args.stage, args.app_image, args.hold, args.serve)
     try:
         if args.command == "up":
             access = ControlPlaneAccess(args.server, args.kubeconfig, args.ca_cert, args.ca_key)

@@ -13,6 +13,7 @@ autoscaler run with ``runAsNonRoot: true``, which kubelet can only check against
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,8 @@ KNATIVE_MODULE: Final = "knative.dev/serving"
 PACK_TIMEOUT_S: Final = 300.0
 IMPORT_TIMEOUT_S: Final = 300.0
 APP_DIRECTORY: Final = "/app"
+COMMAND_DIRECTORY: Final = "/usr/local/bin"
+"""On the image's PATH (pack sets PATH=/usr/local/bin:/usr/bin:/bin): where a command the stacks run goes."""
 
 
 @dataclass(frozen=True)
@@ -94,20 +97,29 @@ class NodeImages:
 
 
 def node_images(
-    images: Built, knative: Built, *, app_names: Sequence[str] = (), queue_names: Sequence[str] = ()
+    images: Built,
+    knative: Built,
+    *,
+    app_names: Sequence[str] = (),
+    app_commands: Sequence[str] = (),
+    queue_names: Sequence[str] = (),
 ) -> NodeImages:
     """The pause and test-app images (``images`` tool) and Knative's data plane (``knative`` tool),
-    named ``ko.local/...``; the test app also under ``app_names`` (the images the stacks name), the
+    named ``ko.local/...``; the test app also under ``app_names`` (the images the stacks name) and at
+    ``/usr/local/bin/<command>`` for each of ``app_commands`` (the commands the stacks' apps run, such
+    as ``python``: the test app stands in for them too, reporting the arguments it was given), the
     queue-proxy also under ``queue_names`` (whatever ``config-deployment`` names)."""
     version = knative_version(knative)
     serving = f"{LOCAL_REGISTRY}/{KNATIVE_MODULE}/cmd"
+    app = binary_image(
+        "testapp", [f"{LOCAL_REGISTRY}/flyte-apps-e2e/testapp:1", *app_names], images.binary("testapp")
+    )
+    commands = {f"{COMMAND_DIRECTORY}/{command}": images.binary("testapp") for command in app_commands}
     return NodeImages(
         pause=binary_image(
             "pause", [f"{LOCAL_REGISTRY}/flyte-apps-e2e/pause:1"], images.binary("pause"), PAUSE_UID
         ),
-        app=binary_image(
-            "testapp", [f"{LOCAL_REGISTRY}/flyte-apps-e2e/testapp:1", *app_names], images.binary("testapp")
-        ),
+        app=dataclasses.replace(app, files={**app.files, **commands}),
         queue=binary_image("queue", [f"{serving}/queue:{version}", *queue_names], knative.binary("queue")),
         activator=binary_image("activator", [f"{serving}/activator:{version}"], knative.binary("activator")),
         autoscaler=binary_image(
@@ -160,6 +172,30 @@ def imported(ctr: Path, socket: Path) -> dict[str, str]:
         fields = line.split()
         if len(fields) >= 3 and fields[2].startswith("sha256:"):
             found[fields[0]] = fields[2]
+    return found
+
+
+def stack_commands(stack_files: Sequence[Path]) -> list[str]:
+    """The first word of every ``command:`` in the stack files that is a bare name (``python``), once
+    each: the commands the test app is installed as."""
+    import yaml
+
+    found: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                bare = key == "command" and isinstance(item, list) and item and isinstance(item[0], str)
+                if bare and "/" not in item[0] and item[0] not in found:
+                    found.append(item[0])
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for path in stack_files:
+        for document in yaml.safe_load_all(path.read_text()):
+            walk(document)
     return found
 
 

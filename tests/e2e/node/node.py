@@ -153,6 +153,7 @@ class Node:
         *,
         addresses: Addresses | None = None,
         app_images: Sequence[str] = (),
+        app_commands: Sequence[str] = (),
         queue_images: Sequence[str] = (),
         supervisor: Supervisor | None = None,
     ) -> None:
@@ -161,6 +162,7 @@ class Node:
         self.tools = dict(tools) if tools is not None else build.locate(list(NODE_TOOLS))
         self.addresses = addresses or Addresses()
         self.app_images = [images.normalized(n) for n in app_images]
+        self.app_commands = list(app_commands)
         self.queue_images = [images.normalized(n) for n in queue_images]
         self.supervisor = supervisor
         self.record = NodeRecord(str(self.layout.root))
@@ -271,6 +273,7 @@ class Node:
             self.tools["images"],
             self.tools["knative"],
             app_names=self.app_images,
+            app_commands=self.app_commands,
             queue_names=self.queue_images,
         )
         layout = self.layout

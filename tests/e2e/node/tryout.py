@@ -25,37 +25,31 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from tests.e2e import build
-from tests.e2e.cluster import ControlPlane, Process, signals_deferred, stop_processes
-from tests.e2e.node import control_plane, network, pki
+from tests.e2e.cluster import signals_deferred
 from tests.e2e.node.configs import Addresses
 from tests.e2e.node.node import (
     DATA_PLANE_TOOLS,
     NODE_TOOLS,
     PRIVATE_PORT,
-    ControlPlaneAccess,
     Node,
     NodeError,
     wait_condition,
 )
+from tests.e2e.node.plane import NodePlane
+from tests.e2e.node.traffic import get, get_until_ok, report
 
-HOST_AUTOSCALER_POD: Final = "autoscaler-e2e"
-"""The POD_NAME the cluster package gives its autoscaler process: its leases' holder identity."""
 NETNS_MARKER: Final = "FLYTE_APPS_E2E_NODE_TRY_NETNS"
 NAMESPACE: Final = "node-try"
 STAGES: Final = ("pods", "services", "knative")
 POD_READY_S: Final = 120.0
 KSERVICE_READY_S: Final = 240.0
 SCALE_TO_ZERO_S: Final = 180.0
-REQUEST_ATTEMPTS: Final = 30
 REQUEST_PAUSE_S: Final = 1.0
-HTTP_TIMEOUT_S: Final = 10.0
 SHM_BYTES: Final = 128 * 1024 * 1024
 MISSING_IMAGE: Final = "ghcr.io/flyte-apps-e2e/does-not-exist:1"
 GPU: Final = "nvidia.com/gpu"
@@ -72,63 +66,6 @@ FAST_AUTOSCALER: Final = {
 """config-autoscaler for a scale-to-zero within a bounded wait (6 s is the smallest stable window)."""
 
 
-class TryControlPlane(ControlPlane):
-    """The cluster package's control plane with ``control_plane.node_flags`` applied."""
-
-    def __init__(self, workdir: Path, tools: Mapping[str, build.Built], addresses: Addresses) -> None:
-        super().__init__(workdir, tools)
-        self.addresses = addresses
-
-    def write_pki(self) -> None:
-        super().write_pki()
-        names = ",".join(
-            [
-                "IP:127.0.0.1",
-                f"IP:{self.addresses.node_ip}",
-                f"IP:{first_address(self.addresses.service_cidr)}",
-                "DNS:localhost",
-                "DNS:kubernetes",
-                "DNS:kubernetes.default",
-                "DNS:kubernetes.default.svc",
-            ]
-        )
-        ca = (self.pki / "ca.crt", self.pki / "ca.key")
-        serving = pki.Identity(
-            "apiserver", "/CN=kube-apiserver", f"subjectAltName={names}\nextendedKeyUsage=serverAuth\n"
-        )
-        pki.issue(self.pki, serving, ca_cert=ca[0], ca_key=ca[1])
-        client = pki.Identity(
-            "apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client"
-        )
-        pki.issue(self.pki, client, ca_cert=ca[0], ca_key=ca[1])
-
-    def start(self, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> Process:
-        changed = control_plane.node_flags(
-            name,
-            argv,
-            node_ip=self.addresses.node_ip,
-            kubelet_client_cert=str(self.pki / "apiserver-kubelet-client.crt"),
-            kubelet_client_key=str(self.pki / "apiserver-kubelet-client.key"),
-        )
-        return super().start(name, changed, env)
-
-    def stop_host_autoscaler(self) -> None:
-        """Stop the autoscaler process the cluster package started, and free its leader-election
-        leases (held for ``lease-duration``, 60 s, otherwise): the node runs the autoscaler as a pod."""
-        assert self.state is not None
-        stop_processes([p for p in self.state.processes if p.name == control_plane.HOST_AUTOSCALER])
-        leases = self.get_json("leases", "-n", "knative-serving")["items"]
-        for lease in leases:
-            if str(lease["spec"].get("holderIdentity", "")).startswith(HOST_AUTOSCALER_POD):
-                self.kubectl("delete", "lease", lease["metadata"]["name"], "-n", "knative-serving")
-
-
-def first_address(cidr: str) -> str:
-    base, _ = cidr.split("/")
-    a, b, c, d = base.split(".")
-    return f"{a}.{b}.{c}.{int(d) + 1}"
-
-
 def say(text: str) -> None:
     print(f"node-try: {text}", file=sys.stderr, flush=True)
 
@@ -138,37 +75,6 @@ def timed(what: str, step: Callable[[], Any]) -> Any:
     result = step()
     say(f"{what}: ok ({time.monotonic() - began:.1f} s)")
     return result
-
-
-def get(url: str, host: str | None = None) -> tuple[int, bytes]:
-    request = urllib.request.Request(url, headers={"Host": host} if host else {})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(request, timeout=HTTP_TIMEOUT_S) as response:
-            return int(response.status), bytes(response.read())
-    except urllib.error.HTTPError as exc:
-        return int(exc.code), bytes(exc.read())
-
-
-def get_until_ok(url: str, host: str | None = None) -> bytes:
-    """GET ``url`` until it answers 200 (at most ``REQUEST_ATTEMPTS`` tries); its body."""
-    last = ""
-    for _ in range(REQUEST_ATTEMPTS):
-        try:
-            status, body = get(url, host)
-            if status == 200:
-                return body
-            last = f"{status} {body[:200]!r}"
-        except OSError as exc:
-            last = str(exc)
-        time.sleep(REQUEST_PAUSE_S)
-    msg = f"GET {url} (Host {host}): no 200 in {REQUEST_ATTEMPTS} tries; last: {last}"
-    raise NodeError(msg)
-
-
-def report(url: str, host: str | None = None) -> dict[str, Any]:
-    """The test app's report (JSON) at ``url``."""
-    return dict(json.loads(get_until_ok(url, host)))
 
 
 def pod(name: str, image: str, **spec: Any) -> dict[str, Any]:
@@ -369,26 +275,34 @@ def terminated(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def run_inside(workdir: Path, stages: int, app_images: list[str], hold: float = 0.0) -> int:
+def hold_up(plane: NodePlane, seconds: float) -> None:
+    """Keep everything up for ``seconds`` (Ctrl-C ends it sooner), saying how to reach it: the run's
+    network namespace is this process's, entered with ``nsenter``."""
+    say(
+        f"up for {seconds:.0f} s; Ctrl-C stops it. In another shell:\n"
+        f"  sudo nsenter --net=/proc/{os.getpid()}/ns/net bash    # the run's network, and only it\n"
+        f"  export KUBECONFIG={plane.kubeconfig}\n"
+        f"  curl -H 'Host: <ksvc>.<ns>.{TRY_DOMAIN}' http://{plane.addresses.node_ip}/   # public\n"
+        f"  curl -H 'Host: <ksvc>.<ns>.svc.cluster.local' http://{plane.addresses.node_ip}:{PRIVATE_PORT}/"
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        time.sleep(seconds)
+
+
+def run_inside(
+    workdir: Path, stages: int, app_images: list[str], hold: float = 0.0, serve: float = 0.0
+) -> int:
     """In the namespace: a control plane, a node, the stages, then everything stopped."""
     signal.signal(signal.SIGTERM, terminated)
     addresses = Addresses()
     tools = build.locate(["etcd", *NODE_TOOLS, *DATA_PLANE_TOOLS])
-    network.setup(addresses)
-    plane = TryControlPlane(workdir / "plane", tools, addresses)
+    plane = NodePlane(workdir / "plane", tools, app_images=app_images, addresses=addresses, data_plane=False)
     node: Node | None = None
     failed = False
     try:
-        timed("control plane (with the node's flags)", plane.up)
-        plane.stop_host_autoscaler()
-        access = ControlPlaneAccess(
-            server=f"https://{addresses.node_ip}:{plane.apiserver_port}",
-            kubeconfig=plane.kubeconfig,
-            ca_cert=plane.pki / "ca.crt",
-            ca_key=plane.pki / "ca.key",
-        )
-        node = Node(workdir / "node", access, tools, addresses=addresses, app_images=app_images)
-        timed("node up (containerd, images, kubelet Ready, scheduler, kube-proxy)", node.up)
+        timed("control plane and node (containerd, images, kubelet Ready, scheduler, kube-proxy)", plane.up)
+        node = plane.node
+        assert node is not None
         stage_pods(
             node, node.app_images[0] if node.app_images else node.images.app.name if node.images else ""
         )
@@ -400,31 +314,29 @@ def run_inside(workdir: Path, stages: int, app_images: list[str], hold: float = 
         if moved:
             raise NodeError(f"kernel settings moved while the node ran: {moved}")
         say("no kernel setting moved while the node ran")
+        if serve > 0:
+            hold_up(plane, serve)
     except BaseException as exc:
         failed = True
         say(f"FAILED: {exc}")
         if hold > 0:
-            say(f"holding for {hold:.0f} s before stopping (KUBECONFIG={plane.kubeconfig}); Ctrl-C ends it")
-            with contextlib.suppress(KeyboardInterrupt):
-                time.sleep(hold)
+            hold_up(plane, hold)
     finally:
         with signals_deferred():
-            if node is not None:
-                try:
-                    timed("node down (nothing left)", node.down)
-                except Exception as exc:  # reported; the control plane is stopped all the same
-                    failed = True
-                    say(f"node down: {exc}")
-            timed("control plane down", plane.down)
+            try:
+                timed("node and control plane down (nothing left)", plane.down)
+            except Exception as exc:  # reported: the control plane is stopped all the same
+                failed = True
+                say(f"down: {exc}")
     return 1 if failed else 0
 
 
-def try_main(workdir: Path, stage: str, app_images: list[str], hold: float = 0.0) -> int:
+def try_main(workdir: Path, stage: str, app_images: list[str], hold: float = 0.0, serve: float = 0.0) -> int:
     """Re-run in a new network namespace (unless already in one this command made)."""
     stages = STAGES.index(stage) + 1
     if os.environ.get(NETNS_MARKER) != "1":
         workdir.mkdir(parents=True, exist_ok=True)
         argv = [sys.executable, "-m", "tests.e2e.node", "try", f"--dir={workdir}", f"--stage={stage}"]
-        argv += [f"--app-image={i}" for i in app_images] + [f"--hold={hold}"]
+        argv += [f"--app-image={i}" for i in app_images] + [f"--hold={hold}", f"--serve={serve}"]
         return subprocess.call(["unshare", "--net", "--", *argv], env={**os.environ, NETNS_MARKER: "1"})
-    return run_inside(workdir.resolve(), stages, app_images, hold)
+    return run_inside(workdir.resolve(), stages, app_images, hold, serve)

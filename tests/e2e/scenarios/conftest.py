@@ -33,10 +33,18 @@ from typing import Final
 import pytest
 
 from tests.e2e import build, cluster
+from tests.e2e.node.plane import NodePlane
 from tests.e2e.scenarios import installs
 from tests.e2e.scenarios.environment import SCENARIO_TOOLS
 from tests.e2e.scenarios.reporting import DETAIL, Record, ScenarioReporter
-from tests.e2e.scenarios.stacks import Adoption, Deployed, adopt_upstream_apps, deploy_main_stack
+from tests.e2e.scenarios.stacks import (
+    Adoption,
+    Deployed,
+    adopt_upstream_apps,
+    app_commands,
+    app_images,
+    deploy_main_stack,
+)
 from tests.e2e.scenarios.suite import NETNS_MARKER, Suite, prepare_project
 
 SCENARIO_ORDER: Final = (
@@ -45,11 +53,13 @@ SCENARIO_ORDER: Final = (
     "test_policy.py",
     "test_first_day.py",
     "test_lifecycle.py",
+    "test_serve.py",
     "test_refusals.py",
     "test_knative.py",
     "test_stop_start.py",
     "test_secret_kubeconfig.py",
     "test_operate.py",
+    "test_traffic.py",
     "test_hand_edit.py",
     "test_upgrade.py",
     "test_adopt.py",
@@ -139,16 +149,25 @@ def work(
 
 @pytest.fixture(scope="session")
 def control_plane(
-    work: Path, tools: Mapping[str, build.Built], reporter: ScenarioReporter
-) -> Iterator[cluster.ControlPlane]:
-    """etcd, kube-apiserver, kube-controller-manager and Knative Serving, ready (each waited for,
-    bounded); every process stopped by PID at the end, a second Ctrl-C meanwhile ignored."""
+    request: pytest.FixtureRequest, work: Path, tools: Mapping[str, build.Built], reporter: ScenarioReporter
+) -> Iterator[NodePlane]:
+    """etcd, kube-apiserver, kube-controller-manager and Knative Serving, and a node with Knative's
+    data plane (``tests/e2e/node``), ready (each waited for, bounded); every process stopped by PID
+    at the end, a second Ctrl-C meanwhile ignored, and the node's ``down`` checks nothing is left.
+    A node runs only in the network namespace the run made: ``--no-netns`` is refused here."""
+    if request.config.getoption("no_netns"):
+        pytest.fail(
+            "--no-netns: a node (pods, an ingress) runs only in a network namespace the run made itself"
+        )
     began = time.monotonic()
-    plane = cluster.ControlPlane(work / "cluster", tools)
-    reporter.write(f"e2e: starting the control plane in {plane.workdir}")
+    plane = NodePlane(work / "cluster", tools, app_images=app_images(), app_commands=app_commands())
+    reporter.write(f"e2e: starting the control plane and its node in {plane.workdir}")
     plane.up()
     reporter.set_up(
-        "control plane", time.monotonic() - began, "etcd, kube-apiserver, controller manager, Knative"
+        "control plane",
+        time.monotonic() - began,
+        "etcd, kube-apiserver, controller manager, Knative; a node: containerd, kubelet, scheduler, "
+        "kube-proxy, CoreDNS, activator, autoscaler, Traefik",
     )
     try:
         yield plane
@@ -160,7 +179,7 @@ def control_plane(
 @pytest.fixture(scope="session")
 def suite(
     work: Path,
-    control_plane: cluster.ControlPlane,
+    control_plane: NodePlane,
     tools: Mapping[str, build.Built],
     reporter: ScenarioReporter,
 ) -> Suite:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Final
 
 from tests.e2e import build, cluster
+from tests.e2e.node.node import DATA_PLANE_TOOLS, NODE_TOOLS
 
 REPO: Final = Path(__file__).resolve().parents[3]
 PASSPHRASE: Final = "flyte-apps-e2e"
@@ -23,6 +24,8 @@ SCENARIO_TOOLS: Final = (
     "nodejs-consumer",
     "go-consumer",
     "spec-judge",
+    *NODE_TOOLS,
+    *DATA_PLANE_TOOLS,
 )
 """What of ``versions.toml`` the scenarios run (``pulumi-yaml`` is bundled into ``pulumi``): a tool
 added there for a part the scenarios do not use yet (a node's) does not stop them while it is unbuilt;

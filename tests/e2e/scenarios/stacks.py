@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
+from tests.e2e.node.images import stack_commands, stack_images
+from tests.e2e.scenarios.running import running_pods, through_ingress, wait_ready
 from tests.e2e.scenarios.suite import (
     KSERVICES,
     MAIN_STACK,
@@ -33,6 +35,32 @@ ADOPTED: Final = (("plain", "legacy"), ("gpu", "legacy-gpu"))
 REVISION_WAIT_S: Final = 60.0
 KNATIVE_REACTION_S: Final = 3.0
 """How long a scenario gives Knative's controller to react to an update before counting Revisions."""
+
+
+SCENARIO_IMAGES: Final = (
+    "ghcr.io/example/app:1.0",  # Flyte's SDK fixtures the adopt scenario deploys as Flyte would
+    "ghcr.io/example/web:1.0",  # the package scenarios' apps (package_scenarios.py)
+    "ghcr.io/example/ui:2.0",
+    "ghcr.io/example/feature-store:0.9.2",  # test_lifecycle's image change
+    "ghcr.io/example/model-api:2.3.1",  # test_traffic's image change
+)
+"""Images the scenarios' apps name beyond the stack files': each is the test app under that name."""
+
+
+def app_commands() -> list[str]:
+    """The commands the stacks' apps run (``python``): the test app stands in for each."""
+    return stack_commands(sorted(STACKS.glob("*.yaml")))
+
+
+NEVER_IMPORTED: Final = frozenset({"ghcr.io/example/nowhere:1.0"})
+"""The image of ``stacks/extras.yaml``'s app that must never be Ready: its pull fails (no registry)."""
+
+
+def app_images() -> list[str]:
+    """Every image an app of the scenarios names but ``NEVER_IMPORTED``: the node imports the test app
+    under each name (no registry is reached); an image named nowhere fails to pull, at once."""
+    named = [*stack_images(sorted(STACKS.glob("*.yaml"))), *SCENARIO_IMAGES]
+    return [image for image in named if image not in NEVER_IMPORTED]
 
 
 @dataclass(frozen=True)
@@ -73,6 +101,8 @@ class Adoption:
     """What `flyte-apps import` printed."""
     preview: str
     """What `pulumi preview` printed between the import and `up`."""
+    exact_pods: dict[str, int]
+    """The exact adoption's pods while it served, just before `pulumi up`: UID -> restarts."""
 
 
 def upstream_kservice_for(fixture: str, name: str) -> dict[str, Any]:
@@ -107,6 +137,10 @@ def adopt_upstream_apps(suite: Suite) -> Adoption:
 
     suite.wait("the running apps' revisions", first_revisions, REVISION_WAIT_S)
     uids = {n: suite.get(KSERVICES, n, ADOPT_NAMESPACE)["metadata"]["uid"] for n in names}
+    # The exact app serving, just asked for something: its pods are up when the stack takes it over. (The
+    # other asks for 4 CPUs, 16 GiB and a GPU, which this node has not: it stays Pending.)
+    through_ingress(suite, wait_ready(suite, exact, ADOPT_NAMESPACE))
+    exact_pods = pod_restarts(suite, exact)
     before = suite.revisions(ADOPT_NAMESPACE)
     suite.write_stack(ADOPT_STACK, STACKS / "adopt.yaml")
     suite.pulumi("stack", "init", stack=ADOPT_STACK)
@@ -116,4 +150,14 @@ def adopt_upstream_apps(suite: Suite) -> Adoption:
     preview = suite.pulumi("preview", stack=ADOPT_STACK)
     suite.pulumi("up", "--yes", stack=ADOPT_STACK)
     time.sleep(KNATIVE_REACTION_S)
-    return Adoption(names, uids, before, adopt, imported.stdout + imported.stderr, preview.stdout)
+    return Adoption(names, uids, before, adopt, imported.stdout + imported.stderr, preview.stdout, exact_pods)
+
+
+def pod_restarts(suite: Suite, kservice: str) -> dict[str, int]:
+    """The adopted KService's running pods: UID -> the restarts of its containers."""
+    return {
+        pod["metadata"]["uid"]: sum(
+            c.get("restartCount", 0) for c in pod["status"].get("containerStatuses", [])
+        )
+        for pod in running_pods(suite, kservice, ADOPT_NAMESPACE)
+    }

@@ -93,6 +93,15 @@ def run_command(
     return done
 
 
+@dataclass(frozen=True)
+class Background:
+    """A `pulumi` command running in the background (``Suite.background_pulumi``)."""
+
+    process: subprocess.Popen[str]
+    output: Path
+    args: tuple[str, ...]
+
+
 @dataclass
 class Suite:
     """The project directory on one control plane, and how to run the tools against it."""
@@ -123,6 +132,40 @@ class Suite:
         return self.run(
             [*argv, "--non-interactive", "--color=never"], timeout=PULUMI_TIMEOUT_S, check_rc=check_rc
         )
+
+    def background_pulumi(self, *args: str, stack: str = MAIN_STACK) -> Background:
+        """`pulumi` started, not waited for (a scenario watches the cluster meanwhile): ``finish`` it."""
+        output = self.work / f"pulumi-{stack}-{time.monotonic_ns()}.out"
+        with output.open("w") as out:
+            process = subprocess.Popen(
+                [str(self.tools["pulumi"].binary("pulumi")), *args, "--stack", stack, "--non-interactive"],
+                cwd=self.project,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,  # its own group: stopped with it, whatever ends the scenario
+            )
+        return Background(process, output, args)
+
+    def finish(self, background: Background) -> str:
+        """Wait (bounded) for a background `pulumi`; its output, or ScenarioFailed with its diagnostics."""
+        try:
+            background.process.wait(timeout=PULUMI_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            cluster.stop_group(background.process)
+            raise ScenarioFailed(
+                f"`pulumi {' '.join(background.args[:2])}` ran past {PULUMI_TIMEOUT_S:.0f} s"
+            ) from None
+        output = background.output.read_text()
+        if background.process.returncode != 0:
+            shown = diagnostics_of(output) or output.strip().splitlines()[-OUTPUT_LINES_SHOWN:]
+            raise ScenarioFailed(
+                f"`pulumi {' '.join(background.args[:2])}` exited {background.process.returncode}:\n"
+                + "\n".join(shown)
+            )
+        return output
 
     def flyte_apps(
         self, *args: str, check_rc: bool = True, timeout: float = CLI_TIMEOUT_S

@@ -1,7 +1,7 @@
 """KServices created the way Flyte's app service creates them (one plain `kubectl create`) are taken
 over by `flyte-apps import` and `pulumi up` (the ``adopted`` fixture), as `adopt: true` (Pulumi's
-import) and `adopt: upsert`: the same UIDs, no new Revision for the exact one, at most one for the
-other, and no diff afterwards."""
+import) and `adopt: upsert` while they serve: the same UIDs, no new Revision for the exact one (its
+pods neither replaced nor restarted), at most one for the other, and no diff afterwards."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Final
 
 from tests.e2e.outcome import check
 from tests.e2e.scenarios.reporting import Record
-from tests.e2e.scenarios.stacks import ADOPT_NAMESPACE, ADOPT_STACK, Adoption
+from tests.e2e.scenarios.stacks import ADOPT_NAMESPACE, ADOPT_STACK, Adoption, pod_restarts
 from tests.e2e.scenarios.suite import KSERVICES, Suite
 
 IMPORTED_AS: Final = {"handmade": None, "legacy": True, "legacy-gpu": "upsert"}
@@ -33,6 +33,9 @@ def test_adopt(suite: Suite, adopted: Adoption, record: Record) -> None:
     check(
         len([r for r in new if r.startswith(changed)]) <= 1, f"the upsert made more than one revision: {new}"
     )
+    check(bool(adopted.exact_pods), f"{exact} had no running pod when the stack took it over")
+    kept = pod_restarts(suite, exact)
+    check(kept == adopted.exact_pods, f"{exact}'s pods changed or restarted: {adopted.exact_pods} -> {kept}")
     suite.pulumi("preview", "--expect-no-changes", stack=ADOPT_STACK)
     suite.compare_with_render(ADOPT_STACK)
     record(f"adopted {', '.join(adopted.names)} with the same UIDs; new revisions: {new or 'none'}")

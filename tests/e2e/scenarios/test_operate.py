@@ -1,5 +1,7 @@
-"""`flyte-apps status`, `watch` and `logs` against the real API server say what is true of the main
-stack: six apps, the stopped one STOPPED, every app watched, logs of pods no node runs and of a
+"""`flyte-apps status`, `watch` and `logs` against the real API server and a node say what is true of
+the main stack: six apps, the stopped one STOPPED, model-api ACTIVE with its two replicas, every app
+watched; the lines the app's replicas wrote, read through the kubelet, with `--tail` and `-f` (a line
+written after it started, from each replica); logs of pods no node takes (the GPU app) and of a
 stopped app explained."""
 
 from __future__ import annotations
@@ -8,13 +10,15 @@ import json
 import signal
 import subprocess
 import time
-from typing import Final
+from typing import Any, Final
 
 from tests.e2e import cluster
+from tests.e2e.node.traffic import get_until_ok
 from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.reporting import Record
+from tests.e2e.scenarios.running import running_pods
 from tests.e2e.scenarios.stacks import Deployed
-from tests.e2e.scenarios.suite import FLYTE_APPS, LABEL_SERVICE, MAIN_STACK, Suite
+from tests.e2e.scenarios.suite import FLYTE_APPS, MAIN_STACK, Suite
 
 APPS: Final = 6
 WATCHED_S: Final = 8.0
@@ -22,7 +26,10 @@ WATCHED_S: Final = 8.0
 WATCH_STOP_S: Final = 30.0
 PODS_WAIT_S: Final = 60.0
 MODEL_API: Final = "model-api-ml-serving-production"
-"""minReplicas 1: its pods exist, and no node takes them."""
+"""minReplicas 2: two replicas, whose logs `logs -f` follows together."""
+REPLICAS: Final = 2
+APP_PORT: Final = 9000
+FOLLOW_S: Final = 60.0
 INTERRUPTED: Final = (0, 130)
 """How `watch` may exit on Ctrl-C."""
 
@@ -62,17 +69,87 @@ def test_operate(suite: Suite, deployed: Deployed, record: Record) -> None:
         all(name in out for name in ("dashboard", "notebook", "llm")), f"watch did not show every app:\n{out}"
     )
     check("Traceback" not in err, f"watch printed a traceback:\n{err}")
-    suite.wait(
-        "model-api's pods",
-        lambda: any(p.startswith(MODEL_API) for p in suite.pods_labelled(LABEL_SERVICE, MODEL_API)),
-        PODS_WAIT_S,
+    pods = wait_replicas(suite, MODEL_API, REPLICAS)
+    row = next(
+        line.split() for line in table.splitlines() if line.startswith("ml-serving/production/model-api")
     )
-    logs = suite.flyte_apps(
-        "logs", "model-api", "-p", "ml-serving", "-d", "production", *common, check_rc=False
+    check(row[1:3] == ["ACTIVE", str(REPLICAS)], f"status shows model-api as {row[1:3]}:\n{table}")
+    app_logs = ["logs", "model-api", "-p", "ml-serving", "-d", "production", *common]
+    for pod in pods:
+        write_lines(pod, f"e2e-{pod['metadata']['name']}", 3)
+    said = suite.flyte_apps(*app_logs).stdout
+    for pod in pods:
+        check(
+            f"e2e-{pod['metadata']['name']} 3" in said,
+            f"logs lack {pod['metadata']['name']}'s lines:\n{said}",
+        )
+    tail = suite.flyte_apps(*app_logs, "--tail", "1").stdout
+    for pod in pods:
+        name = pod["metadata"]["name"]
+        check(f"e2e-{name} 3" in tail and f"e2e-{name} 2" not in tail, f"--tail 1 printed:\n{tail}")
+    followed = follow(suite, app_logs, pods)
+    unscheduled = suite.flyte_apps(
+        "logs", "llm", "-p", "ml-serving", "-d", "production", *common, check_rc=False
     )
-    said = logs.stdout + logs.stderr
-    check(logs.returncode == 0, f"logs exited {logs.returncode}: {said}")
-    check("not scheduled to a node" in said, f"logs of an app whose pods never ran say: {said!r}")
+    said = unscheduled.stdout + unscheduled.stderr
+    check(unscheduled.returncode == 0, f"logs exited {unscheduled.returncode}: {said}")
+    check("not scheduled to a node" in said, f"logs of an app whose pods no node takes say: {said!r}")
     stopped = suite.flyte_apps("logs", "notebook", "-p", "flytesnacks", "-d", "development", *common)
     check("scaled to zero" in stopped.stdout + stopped.stderr, f"logs of a stopped app: {stopped.stderr!r}")
-    record("status, watch and logs tell the truth")
+    record(f"status, watch and logs tell the truth; -f followed {followed} replicas")
+
+
+def wait_replicas(suite: Suite, kservice: str, count: int) -> list[dict[str, Any]]:
+    """The KService's ``count`` Running, ready pods of its latest revision (bounded)."""
+    found: list[dict[str, Any]] = []
+
+    def ready() -> bool:
+        nonlocal found
+        found = [
+            p
+            for p in running_pods(suite, kservice)
+            if all(c.get("ready") for c in p["status"].get("containerStatuses", []))
+        ]
+        return len(found) == count
+
+    suite.wait(f"{count} ready replicas of {kservice}", ready, PODS_WAIT_S)
+    return found
+
+
+def write_lines(pod: dict[str, Any], text: str, count: int) -> None:
+    """Have the test app in ``pod`` write ``count`` lines (straight to the pod, not through Knative)."""
+    get_until_ok(f"http://{pod['status']['podIP']}:{APP_PORT}/control/log?n={count}&text={text}")
+
+
+def follow(suite: Suite, app_logs: list[str], pods: list[dict[str, Any]]) -> int:
+    """`logs -f --tail 0`: a line each replica writes after it started shows; how many replicas."""
+    out_path = suite.work / "logs-follow.out"
+    with out_path.open("w") as out:
+        process = subprocess.Popen(
+            [str(FLYTE_APPS), *app_logs, "-f", "--tail", "0"],
+            cwd=suite.project,
+            env=suite.env,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    try:
+        wanted = [f"followed-{p['metadata']['name']} 1" for p in pods]
+
+        def all_seen() -> bool:
+            for pod in pods:  # written again until seen: `-f` may not have attached at the first write
+                write_lines(pod, f"followed-{pod['metadata']['name']}", 1)
+            return all(line in out_path.read_text() for line in wanted)
+
+        suite.wait("`logs -f` to show each replica's new line", all_seen, FOLLOW_S)
+        process.send_signal(signal.SIGINT)
+        try:
+            _, err = process.communicate(timeout=WATCH_STOP_S)
+        except subprocess.TimeoutExpired:
+            raise ScenarioFailed("logs -f did not stop on Ctrl-C") from None
+    finally:
+        if process.poll() is None:
+            cluster.stop_group(process)
+    check("Traceback" not in err, f"logs -f printed a traceback:\n{err}")
+    return len(pods)

@@ -6,9 +6,10 @@
 //	GET /control/ready?ok=false|true   fail (or pass again) /healthz
 //	GET /control/log?n=3&text=hi&stream=stderr   write n lines (at most maxLines) to stdout or stderr
 //	GET /control/exit?code=3 answer, then exit with that code
+//	GET /control/fetch?port=9100   what http://127.0.0.1:9100/ answers (another container of the pod)
 //
 // It listens on --port, else $PORT (what Knative gives the user container), else 8080, on every address
-// of the pod. --fail-readiness starts it failing /healthz; --exit-after exits after a duration. Any
+// of the pod, in HTTP/1.1 and cleartext HTTP/2 (h2c). --fail-readiness starts it failing /healthz; --exit-after exits after a duration. Any
 // other argument is accepted and only reported: the stacks' apps give their own images' arguments
 // (--model, --index-dir, ...) and the test app stands in for all of them.
 package main
@@ -17,6 +18,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"os"
@@ -29,9 +31,10 @@ import (
 )
 
 const (
-	maxLines    = 1000
-	defaultPort = "8080"
-	shmPath     = "/dev/shm"
+	maxLines      = 1000
+	maxRelayBytes = 1 << 20
+	defaultPort   = "8080"
+	shmPath       = "/dev/shm"
 )
 
 type mount struct {
@@ -105,6 +108,24 @@ func main() {
 		log.Printf("testapp: told to exit with %d", code)
 		time.AfterFunc(100*time.Millisecond, func() { os.Exit(code) })
 	})
+	mux.HandleFunc("/control/fetch", func(w http.ResponseWriter, r *http.Request) {
+		// Another container of the pod, reached on localhost (a sidecar): its answer, relayed.
+		port, err := strconv.Atoi(r.URL.Query().Get("port"))
+		if err != nil || port < 1 || port > 65535 {
+			http.Error(w, "port must be 1..65535", http.StatusBadRequest)
+			return
+		}
+		client := &http.Client{Timeout: 5 * time.Second}
+		answer, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/from-a-neighbour", port))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer answer.Body.Close()
+		w.Header().Set("Content-Type", answer.Header.Get("Content-Type"))
+		w.WriteHeader(answer.StatusCode)
+		_, _ = io.Copy(w, io.LimitReader(answer.Body, maxRelayBytes))
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
@@ -114,6 +135,11 @@ func main() {
 
 	log.Printf("testapp: listening on :%s, args %q", listen, os.Args[1:])
 	server := &http.Server{Addr: ":" + listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// HTTP/1.1 and cleartext HTTP/2 (h2c) on the one port: Knative's queue-proxy speaks h2c to a user
+	// container whose port is named h2c, HTTP/1.1 otherwise.
+	server.Protocols = new(http.Protocols)
+	server.Protocols.SetHTTP1(true)
+	server.Protocols.SetUnencryptedHTTP2(true)
 	log.Fatal(server.ListenAndServe())
 }
 
@@ -132,6 +158,7 @@ func report(r *http.Request, ready bool) map[string]any {
 		"hostname": hostname,
 		"uid":      os.Getuid(),
 		"gid":      os.Getgid(),
+		"command":  os.Args[0],
 		"args":     os.Args[1:],
 		"env":      env,
 		"ready":    ready,
