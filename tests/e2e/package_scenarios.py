@@ -52,6 +52,9 @@ def apps(port: int, namespace: str) -> tuple[dict[str, Any], list[dict[str, Any]
         },
         "autoscaling": {"minReplicas": 0, "maxReplicas": 3, "metric": "rps", "target": 20},
         "timeouts": {"request": "120s"},
+        # No pod starts: these scenarios are about what a package registers (pods are the serve
+        # scenarios' concern), and a destroy then waits for no queue-proxy to drain.
+        "knative": {"initialScale": 0},
     }
     ui = {
         "name": "ui",

@@ -175,41 +175,16 @@ def imported(ctr: Path, socket: Path) -> dict[str, str]:
     return found
 
 
-def stack_commands(stack_files: Sequence[Path]) -> list[str]:
-    """The first word of every ``command:`` in the stack files that is a bare name (``python``), once
-    each: the commands the test app is installed as."""
+def stack_values(stack_files: Sequence[Path], key: str) -> list[object]:
+    """Every value of ``key`` anywhere in the stack files (YAML), in order."""
     import yaml
 
-    found: list[str] = []
+    found: list[object] = []
 
     def walk(value: object) -> None:
         if isinstance(value, dict):
-            for key, item in value.items():
-                bare = key == "command" and isinstance(item, list) and item and isinstance(item[0], str)
-                if bare and "/" not in item[0] and item[0] not in found:
-                    found.append(item[0])
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    for path in stack_files:
-        for document in yaml.safe_load_all(path.read_text()):
-            walk(document)
-    return found
-
-
-def stack_images(stack_files: Sequence[Path]) -> list[str]:
-    """Every ``image:`` string in the stack files (YAML), once each, in order: the names the test app
-    is imported under."""
-    import yaml
-
-    found: list[str] = []
-
-    def walk(value: object) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key == "image" and isinstance(item, str) and item not in found:
+            for name, item in value.items():
+                if name == key:
                     found.append(item)
                 walk(item)
         elif isinstance(value, list):
@@ -220,3 +195,16 @@ def stack_images(stack_files: Sequence[Path]) -> list[str]:
         for document in yaml.safe_load_all(path.read_text()):
             walk(document)
     return found
+
+
+def stack_commands(stack_files: Sequence[Path]) -> list[str]:
+    """The first word of every ``command:`` in the stack files that is a bare name (``python``), once
+    each: the commands the test app is installed as."""
+    words = [c[0] for c in stack_values(stack_files, "command") if isinstance(c, list) and c]
+    return list(dict.fromkeys(w for w in words if isinstance(w, str) and "/" not in w))
+
+
+def stack_images(stack_files: Sequence[Path]) -> list[str]:
+    """Every ``image:`` string in the stack files (YAML), once each, in order: the names the test app
+    is imported under."""
+    return list(dict.fromkeys(i for i in stack_values(stack_files, "image") if isinstance(i, str)))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -38,6 +39,8 @@ KUBERNETES_PLUGIN: Final = "kubernetes"
 MAIN_STACK: Final = "e2e"
 NAMESPACE: Final = "flyte-e2e"
 PULUMI_TIMEOUT_S: Final = 900.0
+INTERRUPT_S: Final = 30.0
+"""How long a `watch` or `logs -f` may take to end on Ctrl-C."""
 CLI_TIMEOUT_S: Final = 120.0
 SETTLE_S: Final = 120.0
 POLL_S: Final = 1.0
@@ -91,6 +94,19 @@ def run_command(
         said = diagnostics_of(output) or output.strip().splitlines()[-OUTPUT_LINES_SHOWN:]
         raise ScenarioFailed(f"`{shown}` exited {done.returncode}:\n" + "\n".join(said))
     return done
+
+
+@dataclass
+class Interrupted:
+    """A command ``Suite.flyte_apps_running`` ran: its stdout's file, then its exit and stderr."""
+
+    output: Path
+    returncode: int | None = None
+    stderr: str = ""
+
+    @property
+    def stdout(self) -> str:
+        return self.output.read_text()
 
 
 @dataclass(frozen=True)
@@ -166,6 +182,36 @@ class Suite:
                 + "\n".join(shown)
             )
         return output
+
+    @contextlib.contextmanager
+    def flyte_apps_running(self, *args: str, output: Path) -> Iterator[Interrupted]:
+        """`flyte-apps <args>` (a `watch`, a `logs -f`) running while the block does, its stdout in
+        ``output``; when the block ends it gets Ctrl-C, as a user would stop it, and must end within
+        ``INTERRUPT_S``: its exit code and stderr are then in what the block was given. Whatever ends
+        the block, the command is stopped (its process group)."""
+        with output.open("w") as out:
+            process = subprocess.Popen(
+                [str(FLYTE_APPS), *args],
+                cwd=self.project,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,  # its own group: stopped with it, whatever ends the scenario
+            )
+        done = Interrupted(output)
+        try:
+            yield done
+            process.send_signal(signal.SIGINT)
+            try:
+                _, done.stderr = process.communicate(timeout=INTERRUPT_S)
+            except subprocess.TimeoutExpired:
+                raise ScenarioFailed(f"`flyte-apps {' '.join(args[:2])}` did not stop on Ctrl-C") from None
+            done.returncode = process.returncode
+        finally:
+            if process.poll() is None:
+                cluster.stop_group(process)
 
     def flyte_apps(
         self, *args: str, check_rc: bool = True, timeout: float = CLI_TIMEOUT_S

@@ -7,23 +7,19 @@ stopped app explained."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import time
 from typing import Any, Final
 
-from tests.e2e import cluster
 from tests.e2e.node.traffic import get_until_ok
-from tests.e2e.outcome import ScenarioFailed, check
+from tests.e2e.outcome import check
 from tests.e2e.scenarios.reporting import Record
 from tests.e2e.scenarios.running import running_pods
 from tests.e2e.scenarios.stacks import Deployed
-from tests.e2e.scenarios.suite import FLYTE_APPS, MAIN_STACK, Suite
+from tests.e2e.scenarios.suite import MAIN_STACK, Suite
 
 APPS: Final = 6
 WATCHED_S: Final = 8.0
 """How long `watch` runs before its Ctrl-C: its first list of every app is printed by then."""
-WATCH_STOP_S: Final = 30.0
 PODS_WAIT_S: Final = 60.0
 MODEL_API: Final = "model-api-ml-serving-production"
 """minReplicas 2: two replicas, whose logs `logs -f` follows together."""
@@ -45,25 +41,9 @@ def test_operate(suite: Suite, deployed: Deployed, record: Record) -> None:
     check(len(apps) == APPS, f"status lists {sorted(apps)} (expected the stack's {APPS} apps)")
     table = suite.flyte_apps("status", *common, "--exit-code").stdout
     check("STOPPED" in table and "notebook" in table, f"the stopped app is not STOPPED:\n{table}")
-    watch = subprocess.Popen(
-        [str(FLYTE_APPS), "watch", *common],
-        cwd=suite.project,
-        env=suite.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own group: stopped with it, whatever ends this scenario
-    )
-    try:
+    with suite.flyte_apps_running("watch", *common, output=suite.work / "operate-watch.out") as watch:
         time.sleep(WATCHED_S)
-        watch.send_signal(signal.SIGINT)
-        try:
-            out, err = watch.communicate(timeout=WATCH_STOP_S)
-        except subprocess.TimeoutExpired:
-            raise ScenarioFailed("watch did not stop on Ctrl-C") from None
-    finally:
-        if watch.poll() is None:
-            cluster.stop_group(watch)
+    out, err = watch.stdout, watch.stderr
     check(watch.returncode in INTERRUPTED, f"watch exited {watch.returncode}: {err[-1000:]}")
     check(
         all(name in out for name in ("dashboard", "notebook", "llm")), f"watch did not show every app:\n{out}"
@@ -123,33 +103,17 @@ def write_lines(pod: dict[str, Any], text: str, count: int) -> None:
 
 def follow(suite: Suite, app_logs: list[str], pods: list[dict[str, Any]]) -> int:
     """`logs -f --tail 0`: a line each replica writes after it started shows; how many replicas."""
-    out_path = suite.work / "logs-follow.out"
-    with out_path.open("w") as out:
-        process = subprocess.Popen(
-            [str(FLYTE_APPS), *app_logs, "-f", "--tail", "0"],
-            cwd=suite.project,
-            env=suite.env,
-            stdout=out,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-    try:
-        wanted = [f"followed-{p['metadata']['name']} 1" for p in pods]
+    wanted = [f"followed-{p['metadata']['name']} 1" for p in pods]
+    with suite.flyte_apps_running(
+        *app_logs, "-f", "--tail", "0", output=suite.work / "logs-follow.out"
+    ) as logs:
 
         def all_seen() -> bool:
             for pod in pods:  # written again until seen: `-f` may not have attached at the first write
                 write_lines(pod, f"followed-{pod['metadata']['name']}", 1)
-            return all(line in out_path.read_text() for line in wanted)
+            return all(line in logs.stdout for line in wanted)
 
         suite.wait("`logs -f` to show each replica's new line", all_seen, FOLLOW_S)
-        process.send_signal(signal.SIGINT)
-        try:
-            _, err = process.communicate(timeout=WATCH_STOP_S)
-        except subprocess.TimeoutExpired:
-            raise ScenarioFailed("logs -f did not stop on Ctrl-C") from None
-    finally:
-        if process.poll() is None:
-            cluster.stop_group(process)
+    err = logs.stderr
     check("Traceback" not in err, f"logs -f printed a traceback:\n{err}")
     return len(pods)

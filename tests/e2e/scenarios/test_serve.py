@@ -7,14 +7,11 @@ take, are reported by `flyte-apps status` in one line with Knative's or the sche
 
 from __future__ import annotations
 
-import signal
-import subprocess
 from typing import Any, Final
 
-from tests.e2e import cluster
 from tests.e2e.node.node import PUBLIC_PORT
 from tests.e2e.node.traffic import get, report
-from tests.e2e.outcome import ScenarioFailed, check
+from tests.e2e.outcome import check
 from tests.e2e.scenarios.reporting import Record
 from tests.e2e.scenarios.running import (
     condition,
@@ -26,7 +23,7 @@ from tests.e2e.scenarios.running import (
     wait_ready,
 )
 from tests.e2e.scenarios.stacks import Deployed
-from tests.e2e.scenarios.suite import FLYTE_APPS, KSERVICES, MAIN_STACK, NAMESPACE, STACKS, Suite
+from tests.e2e.scenarios.suite import KSERVICES, MAIN_STACK, NAMESPACE, STACKS, Suite
 
 PLATFORM_ENV: Final = {
     "FLYTE_AWS_ENDPOINT": "http://rustfs-svc.flyte.svc.cluster.local:9000",
@@ -60,7 +57,6 @@ EXTRAS_NAMESPACE: Final = "flyte-extras"
 NEVER_READY: Final = ("missing", "unready")
 SHM_APP: Final = "shm"
 SHM_BYTES: Final = 64 * 1024 * 1024
-WATCH_STOP_S: Final = 30.0
 STATUS_WORDS: Final = 40
 """How much of Knative's message the one-line status must show (the table cuts long messages)."""
 STOPPED_S: Final = 120.0
@@ -114,18 +110,8 @@ def test_extras(suite: Suite, knative_settings: Deployed, record: Record) -> Non
     suite.write_stack(EXTRAS, STACKS / "extras.yaml")
     suite.pulumi("stack", "init", stack=EXTRAS)
     common = ["--project-dir", str(suite.project), "--stack", EXTRAS]
-    seen = suite.work / "extras-watch.out"
-    with seen.open("w") as out_file:
-        watch = subprocess.Popen(
-            [str(FLYTE_APPS), "watch", SHM_APP, "-p", EXTRAS, "-d", "development", *common],
-            cwd=suite.project,
-            env=suite.env,
-            stdout=out_file,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-    try:
+    watched = ["watch", SHM_APP, "-p", EXTRAS, "-d", "development", *common]
+    with suite.flyte_apps_running(*watched, output=suite.work / "extras-watch.out") as watch:
         suite.pulumi("up", "--yes", stack=EXTRAS)
         shm = wait_ready(suite, f"{SHM_APP}-extras-development", EXTRAS_NAMESPACE)
         answer = through_ingress(suite, shm)
@@ -146,16 +132,9 @@ def test_extras(suite: Suite, knative_settings: Deployed, record: Record) -> Non
         with suite.edit_stack(EXTRAS) as document:
             suite.app_entry(document, SHM_APP)["stopped"] = True
         suite.pulumi("up", "--yes", stack=EXTRAS)
-        suite.wait("watch to show the app stopped", lambda: "STOPPED" in seen.read_text(), STOPPED_S)
-        watch.send_signal(signal.SIGINT)
-        try:
-            _, err = watch.communicate(timeout=WATCH_STOP_S)
-        except subprocess.TimeoutExpired:
-            raise ScenarioFailed("watch did not stop on Ctrl-C") from None
-    finally:
-        if watch.poll() is None:
-            cluster.stop_group(watch)
-    out = seen.read_text()
+        suite.wait("watch to show the app stopped", lambda: "STOPPED" in watch.stdout, STOPPED_S)
+    err = watch.stderr
+    out = watch.stdout
     phases = [phase for phase in ("DEPLOYING", "ACTIVE", "STOPPED") if phase in out]
     check(phases == ["DEPLOYING", "ACTIVE", "STOPPED"], f"watch showed {phases}:\n{out}\n{err[-1000:]}")
     check(out.index("DEPLOYING") < out.index("ACTIVE") < out.rindex("STOPPED"), f"out of order:\n{out}")
