@@ -75,11 +75,11 @@ class FlyteApp(pulumi.ComponentResource):
         # ``Output``s, without five futures per app (a stack of thousands of apps felt them).
         self.register_outputs(
             {
-                "kserviceName": plan.kservice_name,
-                "namespace": plan.namespace,
-                "publicUrl": plan.public_url,
-                "internalUrl": plan.internal_url,
-                "specSha": plan.blob.sha,
+                c.OUTPUT_KSERVICE_NAME: plan.kservice_name,
+                c.OUTPUT_NAMESPACE: plan.namespace,
+                c.OUTPUT_PUBLIC_URL: plan.public_url,
+                c.OUTPUT_INTERNAL_URL: plan.internal_url,
+                c.OUTPUT_SPEC_SHA: plan.blob.sha,
             }
         )
 

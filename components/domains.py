@@ -59,7 +59,9 @@ class CustomDomains(pulumi.ComponentResource):
                 manifest, pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=waits_for))
             )
         self.domains = args.domains
-        self.register_outputs({"customUrls": list(args.domains.urls), "hosts": list(args.domains.hosts)})
+        self.register_outputs(
+            {c.OUTPUT_CUSTOM_URLS: list(args.domains.urls), "hosts": list(args.domains.hosts)}
+        )
 
     @property
     def custom_urls(self) -> pulumi.Output[list[str]]:

@@ -2,8 +2,8 @@
 
 The engine starts it from ``components/plugin`` (``pulumi package add``; any Pulumi language) and calls
 ``Construct`` for the two components, ``Check``/``Diff``/``Create``/``Update``/``Delete`` for the reaper,
-and ``GetSchema`` for the SDKs (the schema is ``flyte_apps.core.package_schema``'s, generated from the
-stack config's models; ``components/plugin/schema.json`` is its committed copy).
+and ``GetSchema`` for the SDKs (the schema is ``components.schema``'s, translated from the stack config's
+models; ``components/plugin/schema.json`` is its committed copy).
 
 Inputs are planned by ``flyte_apps.core.package_inputs`` (``plan_stack``, as for a stack file) and
 registered by the same components as the stack-config program's (``components.app``,
@@ -48,15 +48,14 @@ from pulumi.provider.experimental.provider import (
 )
 from pulumi_kubernetes.apiextensions import CustomResource
 
+from components import schema
 from components.app import FlyteApp, FlyteAppArgs, ReaperFactory
 from components.domains import register_custom_domains
 from components.program import register_stack
 from flyte_apps.core import constants as c
-from flyte_apps.core import package_schema as schema
 from flyte_apps.core.bounds import bounded
-from flyte_apps.core.config.models import AppInput
 from flyte_apps.core.durations import NANOS_PER_SECOND
-from flyte_apps.core.errors import ConfigError, FlyteAppsError
+from flyte_apps.core.errors import ConfigError, ConfigProblem, FlyteAppsError
 from flyte_apps.core.kubeconfig import is_kubeconfig_path
 from flyte_apps.core.package_inputs import (
     UNKNOWN_PLACEHOLDER,
@@ -67,9 +66,8 @@ from flyte_apps.core.package_inputs import (
 )
 from flyte_apps.core.plan import AppPlan, StackPlan
 
-CONFIG_KUBECONFIG: Final = f"{schema.PACKAGE}:{schema.INPUT_KUBECONFIG}"
-CONFIG_CONTEXT: Final = f"{schema.PACKAGE}:{schema.INPUT_CONTEXT}"
-APP_KEYS: Final = tuple(prop.name for prop in schema.model_properties(AppInput, schema.APP_FIELDS_LEFT_OUT))
+CONFIG_KUBECONFIG: Final = f"{c.PACKAGE_NAME}:{schema.INPUT_KUBECONFIG}"
+CONFIG_CONTEXT: Final = f"{c.PACKAGE_NAME}:{schema.INPUT_CONTEXT}"
 REAPER_DIFF_KEYS: Final = (
     schema.REAPER_NAMESPACE,
     schema.REAPER_KSERVICE,
@@ -169,7 +167,7 @@ class ClusterChoice:
                 schema.REAPER_DELETED: None,
                 schema.REAPER_STOP_REVISION: None,
             }
-            return pulumi.CustomResource(schema.TYPE_REVISION_REAPER, name, props, opts)
+            return pulumi.CustomResource(c.TYPE_PACKAGE_REVISION_REAPER, name, props, opts)
 
         return make
 
@@ -182,13 +180,15 @@ def _absolute(kubeconfig: str) -> str:
     return kubeconfig
 
 
-def stopped_without_cluster(plan: StackPlan, cluster: ClusterChoice, prefix: str) -> ConfigError | None:
-    from flyte_apps.core.errors import ConfigProblem
-
+def stopped_without_cluster(plan: StackPlan, cluster: ClusterChoice, *, listed: bool) -> ConfigError | None:
+    """Every stopped app, by its input path, when no cluster is named to stop it in: ``stopped`` of a
+    FlyteApp, ``apps[i].stopped`` of a FlyteApps (``listed``)."""
     if cluster.known:
         return None
     problems = [
-        ConfigProblem(f"{prefix}stopped", NO_CLUSTER_MESSAGE) for app in plan.apps if app.config.input.stopped
+        ConfigProblem(f"{schema.INPUT_APPS}[{index}].stopped" if listed else "stopped", NO_CLUSTER_MESSAGE)
+        for index, app in enumerate(plan.apps)
+        if app.config.input.stopped
     ]
     return ConfigError(problems) if problems else None
 
@@ -210,15 +210,15 @@ class FlyteAppsProvider(Provider):
         older ``variables`` spelling (``flyte:config:kubeconfig``)."""
         settings = to_inputs(request.args).values
         for key in (schema.INPUT_KUBECONFIG, schema.INPUT_CONTEXT):
-            value = settings.get(key) or request.variables.get(f"{schema.PACKAGE}:config:{key}") or ""
+            value = settings.get(key) or request.variables.get(f"{c.PACKAGE_NAME}:config:{key}") or ""
             setattr(self, key, str(value))
         return ConfigureResponse(accept_secrets=True, supports_preview=True, accept_resources=True)
 
     async def construct(self, request: ConstructRequest) -> ConstructResponse:
         inputs = to_inputs(request.inputs)
-        if request.resource_type == schema.TYPE_FLYTE_APP:
+        if request.resource_type == c.TYPE_FLYTE_APP:
             return await self._construct_app(request, inputs)
-        if request.resource_type == schema.TYPE_FLYTE_APPS:
+        if request.resource_type == c.TYPE_FLYTE_APPS:
             return await self._construct_apps(request, inputs)
         msg = f"unknown component type {request.resource_type!r}"
         raise PackageError(msg)
@@ -227,9 +227,9 @@ class FlyteAppsProvider(Provider):
         kind = "FlyteApp"
         cluster = ClusterChoice(inputs)
         try:
-            planned = plan_app_inputs(inputs, app_keys=APP_KEYS)
+            planned = plan_app_inputs(inputs, app_keys=schema.app_keys())
             if planned.plan is not None:
-                refused = stopped_without_cluster(planned.plan, cluster, "")
+                refused = stopped_without_cluster(planned.plan, cluster, listed=False)
                 if refused is not None:
                     raise refused
         except ConfigError as exc:
@@ -259,19 +259,16 @@ class FlyteAppsProvider(Provider):
         try:
             planned = plan_stack_inputs(inputs)
             if planned.plan is not None:
-                refused = None
-                for index, app in enumerate(planned.plan.apps):
-                    if app.config.input.stopped and not cluster.known:
-                        refused = stopped_without_cluster(planned.plan, cluster, f"apps[{index}].")
+                refused = stopped_without_cluster(planned.plan, cluster, listed=True)
                 if refused is not None:
                     raise refused
         except ConfigError as exc:
             raise invalid_inputs(kind, request.name, exc) from None
-        component = pulumi.ComponentResource(schema.TYPE_FLYTE_APPS, request.name, None, request.options)
+        component = pulumi.ComponentResource(c.TYPE_FLYTE_APPS, request.name, None, request.options)
         if planned.plan is None:
             component.register_outputs({})
             state = {
-                schema.OUTPUT_NAMESPACE: PropertyValue.computed(),
+                c.OUTPUT_NAMESPACE: PropertyValue.computed(),
                 schema.OUTPUT_APPS: PropertyValue.computed(),
             }
             return await _response(component, state)
@@ -284,7 +281,7 @@ class FlyteAppsProvider(Provider):
             reaper=cluster.reaper(plan.platform.settings.reaper_timeout),
         )
         exports = {
-            schema.OUTPUT_NAMESPACE: plan.platform.settings.namespace,
+            c.OUTPUT_NAMESPACE: plan.platform.settings.namespace,
             schema.OUTPUT_APPS: {app.key: app.exports() for app in plan.apps},
         }
         component.register_outputs(exports)
@@ -355,12 +352,12 @@ class FlyteAppsProvider(Provider):
 
 def _app_outputs(app: AppPlan | None) -> dict[str, Any]:
     keys = (
-        schema.OUTPUT_KSERVICE_NAME,
-        schema.OUTPUT_NAMESPACE,
-        schema.OUTPUT_PUBLIC_URL,
-        schema.OUTPUT_INTERNAL_URL,
-        schema.OUTPUT_SPEC_SHA,
-        schema.OUTPUT_CUSTOM_URLS,
+        c.OUTPUT_KSERVICE_NAME,
+        c.OUTPUT_NAMESPACE,
+        c.OUTPUT_PUBLIC_URL,
+        c.OUTPUT_INTERNAL_URL,
+        c.OUTPUT_SPEC_SHA,
+        c.OUTPUT_CUSTOM_URLS,
     )
     if app is None:
         return dict.fromkeys(keys)

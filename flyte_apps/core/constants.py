@@ -196,16 +196,30 @@ DOMAIN_CLAIM_KIND: Final = "ClusterDomainClaim"
 CLUSTER_LOCAL_DOMAIN: Final = "cluster.local"
 
 # --- Pulumi type tokens (never change: they are part of every URN in state) -----------------
-TYPE_FLYTE_APP: Final = "flyte:apps:FlyteApp"
-TYPE_PLATFORM: Final = "flyte:apps:Platform"
+PACKAGE_NAME: Final = "flyte"
+"""The component package's name; its module ``apps`` holds the components both front doors register."""
+TOKEN_PREFIX: Final = f"{PACKAGE_NAME}:apps:"
+TYPE_FLYTE_APP: Final = f"{TOKEN_PREFIX}FlyteApp"
+TYPE_FLYTE_APPS: Final = f"{TOKEN_PREFIX}FlyteApps"
 TYPE_KSERVICE: Final = "kubernetes:serving.knative.dev/v1:Service"
 TYPE_NAMESPACE: Final = "kubernetes:core/v1:Namespace"
 TYPE_NAMESPACE_PATCH: Final = "kubernetes:core/v1:NamespacePatch"
-TYPE_REVISION_REAPER: Final = "pulumi-python:dynamic/flyte:RevisionReaper"
-TYPE_CUSTOM_DOMAINS: Final = "flyte:apps:CustomDomains"
+# Two reapers, two tokens: the stack-config program's dynamic resource and the package's own resource
+# (the dynamic token is what the SDK makes of ``components.reaper.RevisionReaper``'s module and name).
+TYPE_DYNAMIC_REVISION_REAPER: Final = "pulumi-python:dynamic/flyte:RevisionReaper"
+TYPE_PACKAGE_REVISION_REAPER: Final = f"{TOKEN_PREFIX}RevisionReaper"
+TYPE_CUSTOM_DOMAINS: Final = f"{TOKEN_PREFIX}CustomDomains"
 TYPE_DOMAIN_MAPPING: Final = f"kubernetes:{DOMAIN_MAPPING_API_VERSION}:{DOMAIN_MAPPING_KIND}"
 TYPE_DOMAIN_CLAIM: Final = f"kubernetes:{DOMAIN_CLAIM_API_VERSION}:{DOMAIN_CLAIM_KIND}"
 
 # Stack config keys read by pulumi-kubernetes; we read the same ones for our own clients.
 CONFIG_KUBECONFIG: Final = "kubernetes:kubeconfig"
 CONFIG_KUBE_CONTEXT: Final = "kubernetes:context"
+
+# --- Outputs of an app (the components' registered outputs, the package schema's, the stack export) ---
+OUTPUT_KSERVICE_NAME: Final = "kserviceName"
+OUTPUT_NAMESPACE: Final = "namespace"
+OUTPUT_PUBLIC_URL: Final = "publicUrl"
+OUTPUT_INTERNAL_URL: Final = "internalUrl"
+OUTPUT_SPEC_SHA: Final = "specSha"
+OUTPUT_CUSTOM_URLS: Final = "customUrls"

@@ -56,12 +56,12 @@ class AppPlan:
 
     def exports(self) -> dict[str, Any]:
         return {
-            "kserviceName": self.kservice_name,
-            "namespace": self.namespace,
-            "publicUrl": self.public_url,
-            "internalUrl": self.internal_url,
-            "specSha": self.blob.sha,
-            "customUrls": list(self.domains.urls),
+            c.OUTPUT_KSERVICE_NAME: self.kservice_name,
+            c.OUTPUT_NAMESPACE: self.namespace,
+            c.OUTPUT_PUBLIC_URL: self.public_url,
+            c.OUTPUT_INTERNAL_URL: self.internal_url,
+            c.OUTPUT_SPEC_SHA: self.blob.sha,
+            c.OUTPUT_CUSTOM_URLS: list(self.domains.urls),
         }
 
 

@@ -15,9 +15,9 @@ from pulumi.provider.experimental.property_value import Computed, PropertyValue
 from pulumi.provider.experimental.provider import ConstructRequest, ConstructResponse
 from pulumi.runtime import rpc
 
+from components import schema
 from components.package import FlyteAppsProvider
 from flyte_apps.core import constants as c
-from flyte_apps.core import package_schema as schema
 from flyte_apps.core.config.keys import KEY_APPS, KEY_DOMAIN, KEY_KNATIVE, KEY_PLATFORM, KEY_PROJECT, PREFIX
 from flyte_apps.core.plan import plan_stack
 from tests.support.config import REPO_ROOT
@@ -100,14 +100,14 @@ def test_a_flyte_app_registers_the_kservice_render_prints_for_the_same_app(
     for index in range(len(example_config[PREFIX + KEY_APPS])):
         inputs = app_inputs(example_config, index)
         inputs[schema.INPUT_KUBECONFIG] = "/nowhere/kubeconfig"  # a stopped app needs its cluster named
-        capture, response = run_construct(schema.TYPE_FLYTE_APP, f"app-{index}", inputs)
+        capture, response = run_construct(c.TYPE_FLYTE_APP, f"app-{index}", inputs)
         assert isinstance(response, ConstructResponse), response
         [(name, registered)] = kservices(capture).items()
         assert registered == rendered[name].kservice, f"{name}: the package and render differ"
         component = capture.one(c.TYPE_FLYTE_APP, f"app-{index}")
         assert capture.one(c.TYPE_KSERVICE, f"app-{index}-kservice").parent == component.urn
-        assert response.state[schema.OUTPUT_SPEC_SHA].value == rendered[name].blob.sha
-        assert response.state[schema.OUTPUT_KSERVICE_NAME].value == name
+        assert response.state[c.OUTPUT_SPEC_SHA].value == rendered[name].blob.sha
+        assert response.state[c.OUTPUT_KSERVICE_NAME].value == name
 
 
 def test_flyte_apps_registers_every_object_render_prints_but_the_manager(
@@ -118,7 +118,7 @@ def test_flyte_apps_registers_every_object_render_prints_but_the_manager(
     }
     stack[KEY_APPS] = example_config[PREFIX + KEY_APPS]
     stack[schema.INPUT_KUBECONFIG] = "/nowhere/kubeconfig"
-    capture, response = run_construct(schema.TYPE_FLYTE_APPS, "stack", stack)
+    capture, response = run_construct(c.TYPE_FLYTE_APPS, "stack", stack)
     assert isinstance(response, ConstructResponse), response
     without_manager = {key: value for key, value in example_config.items() if key != PREFIX + "manager"}
     plan = plan_stack(without_manager)
@@ -139,12 +139,12 @@ def test_a_stopped_app_registers_the_packages_reaper_with_its_cluster_kept_secre
 ) -> None:
     kubeconfig = Secret("apiVersion: v1")  # a secret by the schema: the cluster's, never the app's
     inputs = app_inputs(example_config, 0) | {"stopped": True, schema.INPUT_KUBECONFIG: kubeconfig}
-    capture, response = run_construct(schema.TYPE_FLYTE_APP, "stopped", inputs)
+    capture, response = run_construct(c.TYPE_FLYTE_APP, "stopped", inputs)
     assert isinstance(response, ConstructResponse), response
-    [reaper] = capture.of_type(schema.TYPE_REVISION_REAPER)
+    [reaper] = capture.of_type(c.TYPE_PACKAGE_REVISION_REAPER)
     assert reaper.custom
     assert reaper.parent == capture.one(c.TYPE_FLYTE_APP, "stopped").urn
-    assert reaper.inputs[schema.REAPER_SPEC_SHA] == response.state[schema.OUTPUT_SPEC_SHA].value
+    assert reaper.inputs[schema.REAPER_SPEC_SHA] == response.state[c.OUTPUT_SPEC_SHA].value
     kubeconfig = reaper.inputs[schema.INPUT_KUBECONFIG]
     assert rpc.is_rpc_secret(kubeconfig)
     assert rpc.unwrap_rpc_secret(kubeconfig) == "apiVersion: v1"
@@ -154,11 +154,25 @@ def test_a_stopped_app_without_a_named_cluster_is_refused_by_input_path(
     example_config: dict[str, Any],
 ) -> None:
     _, response = run_construct(
-        schema.TYPE_FLYTE_APP, "stopped", app_inputs(example_config, 0) | {"stopped": True}
+        c.TYPE_FLYTE_APP, "stopped", app_inputs(example_config, 0) | {"stopped": True}
     )
     assert isinstance(response, InputPropertiesError)
     assert [e["property_path"] for e in response.errors or []] == ["stopped"]
     assert "KUBECONFIG is never assumed" in (response.errors or [])[0]["reason"]
+
+
+def test_every_stopped_app_of_flyte_apps_without_a_named_cluster_is_refused_by_its_path(
+    example_config: dict[str, Any],
+) -> None:
+    stack = {key: example_config[PREFIX + key] for key in (KEY_PLATFORM, KEY_PROJECT, KEY_DOMAIN)}
+    apps = [dict(app) | {"stopped": False} for app in example_config[PREFIX + KEY_APPS]]
+    assert len(apps) >= 3, "the dev stack has three apps or more"
+    for index in (0, 2):
+        apps[index]["stopped"] = True
+    _, response = run_construct(c.TYPE_FLYTE_APPS, "stack", {**stack, KEY_APPS: apps})
+    assert isinstance(response, InputPropertiesError)
+    paths = [e["property_path"] for e in response.errors or []]
+    assert paths == [f"{schema.INPUT_APPS}[0].stopped", f"{schema.INPUT_APPS}[2].stopped"]
 
 
 def test_bad_inputs_fail_with_every_problem_by_input_path(example_config: dict[str, Any]) -> None:
@@ -166,7 +180,7 @@ def test_bad_inputs_fail_with_every_problem_by_input_path(example_config: dict[s
     inputs["autoscaling"] = {"minReplicas": -1}
     inputs["container"] = {**inputs["container"], "ports": [{"containerPort": 70000}]}
     inputs[schema.INPUT_PLATFORM] = {**inputs[schema.INPUT_PLATFORM], "namespace": "Not_A_Label"}
-    capture, response = run_construct(schema.TYPE_FLYTE_APP, "bad", inputs)
+    capture, response = run_construct(c.TYPE_FLYTE_APP, "bad", inputs)
     assert isinstance(response, InputPropertiesError)
     paths = sorted(e["property_path"] for e in response.errors or [])
     assert paths == ["autoscaling.minReplicas", "container.ports[0].containerPort", "platform.namespace"]
@@ -177,7 +191,7 @@ def test_bad_inputs_fail_with_every_problem_by_input_path(example_config: dict[s
 def test_a_secret_env_value_is_refused_never_written_in_plain_text(example_config: dict[str, Any]) -> None:
     inputs = app_inputs(example_config, 0)
     inputs["container"] = {**inputs["container"], "env": [{"name": "TOKEN", "value": Secret("s3cr3t")}]}
-    capture, response = run_construct(schema.TYPE_FLYTE_APP, "leaky", inputs)
+    capture, response = run_construct(c.TYPE_FLYTE_APP, "leaky", inputs)
     assert isinstance(response, InputPropertiesError)
     assert [e["property_path"] for e in response.errors or []] == ["container.env[0].value"]
     assert "s3cr3t" not in response.message
@@ -189,14 +203,14 @@ def test_an_unknown_image_is_checked_at_up_and_the_known_inputs_at_preview(
 ) -> None:
     inputs = app_inputs(example_config, 0)
     inputs["container"] = {**inputs["container"], "image": UNKNOWN}
-    capture, response = run_construct(schema.TYPE_FLYTE_APP, "later", inputs, preview=True)
+    capture, response = run_construct(c.TYPE_FLYTE_APP, "later", inputs, preview=True)
     assert isinstance(response, ConstructResponse), response
-    assert isinstance(response.state[schema.OUTPUT_SPEC_SHA].value, Computed)
+    assert isinstance(response.state[c.OUTPUT_SPEC_SHA].value, Computed)
     [kservice] = capture.of_type(c.TYPE_KSERVICE)
     assert kservice.name == "later-kservice"
 
     inputs["autoscaling"] = {"minReplicas": -1}
-    _, response = run_construct(schema.TYPE_FLYTE_APP, "later", inputs, preview=True)
+    _, response = run_construct(c.TYPE_FLYTE_APP, "later", inputs, preview=True)
     assert isinstance(response, InputPropertiesError)
     assert [e["property_path"] for e in response.errors or []] == ["autoscaling.minReplicas"]
 
@@ -207,7 +221,7 @@ def test_numbers_arrive_as_doubles_and_integral_ones_are_integers(
 ) -> None:
     inputs = app_inputs(example_config, 0)
     inputs["container"] = {**inputs["container"], "ports": [{"containerPort": value}]}
-    _, response = run_construct(schema.TYPE_FLYTE_APP, "ports", inputs)
+    _, response = run_construct(c.TYPE_FLYTE_APP, "ports", inputs)
     if value == int(value):
         assert isinstance(response, ConstructResponse), response
     else:
@@ -220,7 +234,7 @@ def test_the_model_server_of_the_docs_is_the_same_kservice_from_the_package() ->
     block = docs.split("## A model server, end to end", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     config = yaml.safe_load(block)["config"]
     [rendered] = plan_stack(config).apps
-    capture, response = run_construct(schema.TYPE_FLYTE_APP, "llm", app_inputs(config, 0))
+    capture, response = run_construct(c.TYPE_FLYTE_APP, "llm", app_inputs(config, 0))
     assert isinstance(response, ConstructResponse), response
     assert kservices(capture) == {rendered.kservice_name: rendered.kservice}
 
@@ -232,6 +246,6 @@ def test_the_yaml_example_of_the_package_docs_is_the_kservice_render_prints() ->
     app = {key: value for key, value in properties.items() if key != schema.INPUT_PLATFORM}
     config = {PREFIX + KEY_PLATFORM: properties[schema.INPUT_PLATFORM], PREFIX + KEY_APPS: [app]}
     [rendered] = plan_stack(config).apps
-    capture, response = run_construct(schema.TYPE_FLYTE_APP, "dashboard", properties)
+    capture, response = run_construct(c.TYPE_FLYTE_APP, "dashboard", properties)
     assert isinstance(response, ConstructResponse), response
     assert kservices(capture) == {rendered.kservice_name: rendered.kservice}

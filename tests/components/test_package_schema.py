@@ -13,9 +13,10 @@ from typing import Any, Final
 import grpc  # type: ignore[import-untyped]
 import pytest
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
-from flyte_apps.core import package_schema as schema
+from components import schema
+from flyte_apps.core import constants as c
 from flyte_apps.core.config.models import AppInput, Platform
 from flyte_apps.core.knative_settings import KnativeInput
 from tests.support.config import REPO_ROOT
@@ -49,7 +50,7 @@ def test_the_committed_schema_is_what_the_plugin_serves(
 
 def test_every_config_field_is_a_documented_property_of_the_same_name() -> None:
     document = json.loads(COMMITTED.read_text(encoding="utf-8"))
-    app = document["resources"][schema.TYPE_FLYTE_APP]["inputProperties"]
+    app = document["resources"][c.TYPE_FLYTE_APP]["inputProperties"]
     expected_app = {
         info.alias or name for name, info in AppInput.model_fields.items()
     } - schema.APP_FIELDS_LEFT_OUT
@@ -61,7 +62,7 @@ def test_every_config_field_is_a_documented_property_of_the_same_name() -> None:
         *((nested, frozenset[str]()) for nested in nested_models(AppInput)),
     ]
     for model, left_out in checked:
-        declared = document["types"][schema.type_token(model)]
+        declared = document["types"][schema.type_token(model.__name__)]
         fields = {info.alias or name for name, info in model.model_fields.items()} - left_out
         assert set(declared["properties"]) == fields, model.__name__
         assert set(declared.get("required", [])) == {
@@ -88,24 +89,88 @@ def models_in(hint: Any) -> Iterator[type[BaseModel]]:
         yield from models_in(arg)
 
 
-def test_a_field_without_a_docstring_stops_the_schema(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(AppInput.model_fields["stopped"], "description", None)
-    with pytest.raises(schema.SchemaGapError, match=r"AppInput\.stopped has no docstring"):
-        schema.package_schema("0.0.0")
+DOCSTRINGS: Final = ConfigDict(use_attribute_docstrings=True)
+
+
+class Documented(BaseModel):
+    """A model whose fields all have docstrings."""
+
+    model_config = DOCSTRINGS
+
+    count: int = 0
+    """How many."""
+
+
+class Undocumented(BaseModel):
+    """A model with a field that has none."""
+
+    model_config = DOCSTRINGS
+
+    documented: Documented
+    """Documented."""
+    stopped: bool = False
+
+
+def test_a_field_without_a_docstring_stops_the_schema() -> None:
+    with pytest.raises(schema.SchemaGapError, match=r"Undocumented\.stopped has no docstring"):
+        schema.Translation([Undocumented]).ref(Undocumented.__name__)
+
+
+def test_a_model_without_a_docstring_stops_the_schema() -> None:
+    class Bare(BaseModel):
+        model_config = DOCSTRINGS
+        name: str = ""
+        """The name."""
+
+    with pytest.raises(schema.SchemaGapError, match=r"Bare has no docstring"):
+        schema.Translation([Bare]).ref(Bare.__name__)
+
+
+def test_a_documented_model_becomes_an_object_type_with_its_nested_models() -> None:
+    translation = schema.Translation([Documented])
+    assert translation.ref(Documented.__name__) == {"$ref": f"#/types/{schema.type_token('Documented')}"}
+    assert translation.types == {
+        schema.type_token("Documented"): {
+            "type": "object",
+            "description": "A model whose fields all have docstrings.",
+            "properties": {"count": {"type": "integer", "description": "How many."}},
+        }
+    }
+
+
+def test_a_value_the_translation_cannot_map_is_named_with_its_field() -> None:
+    class Pair(BaseModel):
+        """Two numbers."""
+
+        model_config = DOCSTRINGS
+
+        pair: tuple[int, int] = (0, 0)
+        """A fixed pair: a JSON schema's prefixItems, which Pulumi's types cannot say."""
+
+    with pytest.raises(schema.SchemaGapError, match=r"Pair\.pair: no Pulumi schema type"):
+        schema.Translation([Pair]).ref(Pair.__name__)
+
+
+def test_the_schema_is_byte_for_byte_the_committed_one() -> None:
+    from components.package import package_version, schema_text
+
+    assert schema_text(package_version()) == COMMITTED.read_text(encoding="utf-8"), (
+        "the package's schema changed: review the change to every language's API, then `make package-schema`"
+    )
 
 
 def test_integer_fields_are_integers_and_durations_strings_as_in_a_stack_file() -> None:
     document = json.loads(COMMITTED.read_text(encoding="utf-8"))
-    autoscaling = document["types"][schema.TOKEN_PREFIX + "Autoscaling"]["properties"]
+    autoscaling = document["types"][schema.type_token("Autoscaling")]["properties"]
     assert autoscaling["minReplicas"]["type"] == "integer"
     assert autoscaling["scaledownPeriod"]["type"] == "string"
-    env = document["types"][schema.TOKEN_PREFIX + "Container"]["properties"]["env"]
+    env = document["types"][schema.type_token("Container")]["properties"]["env"]
     assert env == {
         "type": "array",
-        "items": {"$ref": f"#/types/{schema.TYPE_ENV_VAR}"},
+        "items": {"$ref": f"#/types/{schema.type_token('EnvVar')}"},
         "description": env["description"],
     }
-    pod = document["types"][schema.TOKEN_PREFIX + "PodTemplate"]["properties"]["spec"]
+    pod = document["types"][schema.type_token("PodTemplate")]["properties"]["spec"]
     assert (pod["type"], pod["additionalProperties"]) == ("object", {"$ref": schema.ANY_REF})
 
 

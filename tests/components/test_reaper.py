@@ -32,7 +32,7 @@ def two_apps(*, stopped: bool) -> dict[str, Any]:
 def reaper_inputs(config: dict[str, Any]) -> list[dict[str, Any]]:
     capture, _ = install(config)
     run_program()
-    return [r.inputs for r in capture.of_type(c.TYPE_REVISION_REAPER)]
+    return [r.inputs for r in capture.of_type(c.TYPE_DYNAMIC_REVISION_REAPER)]
 
 
 def test_stopped_apps_get_exactly_one_reaper_and_running_apps_none() -> None:
@@ -43,12 +43,18 @@ def test_stopped_apps_get_exactly_one_reaper_and_running_apps_none() -> None:
     assert reaper_inputs(two_apps(stopped=False)) == []
 
 
+def test_the_two_reapers_keep_the_type_tokens_in_every_reaper_urn_of_users_state() -> None:
+    # Changing either would make every stopped app's reaper a new resource (a delete and a create).
+    assert c.TYPE_DYNAMIC_REVISION_REAPER == "pulumi-python:dynamic/flyte:RevisionReaper"
+    assert c.TYPE_PACKAGE_REVISION_REAPER == "flyte:apps:RevisionReaper"
+
+
 def test_reaper_is_a_child_of_its_app_waiting_for_the_kservice() -> None:
     capture, _ = install(minimal_config(stopped=True))
     run_program()
     app = capture.one(c.TYPE_FLYTE_APP, KSVC)
     kservice = capture.one(c.TYPE_KSERVICE, f"{KSVC}-kservice")
-    reaper = capture.one(c.TYPE_REVISION_REAPER, f"{KSVC}-reaper")
+    reaper = capture.one(c.TYPE_DYNAMIC_REVISION_REAPER, f"{KSVC}-reaper")
     assert reaper.parent == app.urn, reaper.urn
     assert kservice.urn in reaper.explicit_dependencies, reaper.urn
     assert reaper.provider is None, "a dynamic resource: not the kubernetes provider"

@@ -33,7 +33,7 @@ from tests.support.hosts import dynamic_provider_command, running_host
 from tests.support.pulumi_harness import install, run_program
 
 PROVIDER_KEY = "__provider"
-URN = f"urn:pulumi:dev::flyte-apps::{c.TYPE_FLYTE_APP}${c.TYPE_REVISION_REAPER}::{KSVC}-reaper"
+URN = f"urn:pulumi:dev::flyte-apps::{c.TYPE_FLYTE_APP}${c.TYPE_DYNAMIC_REVISION_REAPER}::{KSVC}-reaper"
 START_TIMEOUT_S = 60
 CALL_TIMEOUT_S = 60
 FAST_TIMEOUT = 0.5
@@ -164,7 +164,7 @@ def registered_props(
     monkeypatch.chdir(project_dir)
     capture, _ = install(config)
     run_program()
-    (reaper,) = capture.of_type(c.TYPE_REVISION_REAPER)
+    (reaper,) = capture.of_type(c.TYPE_DYNAMIC_REVISION_REAPER)
     props = {key: value for key, value in reaper.inputs.items() if value is not None}
     provider = props[PROVIDER_KEY]
     props[PROVIDER_KEY] = provider["value"] if isinstance(provider, dict) else provider

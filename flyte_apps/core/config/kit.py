@@ -18,6 +18,7 @@ from pydantic import (
     Strict,
     TypeAdapter,
     ValidationError,
+    WithJsonSchema,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
@@ -96,7 +97,22 @@ def _env_source(value: object) -> object:
     )
 
 
-GoDuration = Annotated[int, BeforeValidator(_go_duration)]
+ENV_VAR_JSON_SCHEMA: Final = {
+    "type": "object",
+    "title": "EnvVar",
+    "description": "An environment variable: the env blocks' ``{name, value}`` form.",
+    "properties": {
+        "name": {"type": "string", "description": "The variable's name."},
+        "value": {"type": "string", "description": "Its value (plain text: never a credential)."},
+    },
+    "required": ["name", "value"],
+}
+"""An env block as a JSON schema describes it: the list form (order is part of the spec's bytes, and a
+map's order does not survive every language that writes one)."""
+
+# The JSON schemas below describe values as a stack file writes them (the component package's schema is
+# made from them): a duration is text (``90s``) however it is stored.
+GoDuration = Annotated[int, BeforeValidator(_go_duration), WithJsonSchema({"type": "string"})]
 Int = Annotated[int, Strict()]
 """An integer as YAML/JSON writes it: ``true`` or ``"8080"`` are mistakes, not numbers."""
 Number = Annotated[float, Strict()]
@@ -106,7 +122,9 @@ Bool = Annotated[bool, Strict()]
 LowerCase = Annotated[str, AfterValidator(str.lower)]
 """A DNS name, accepted in any case and lower-cased once, here (DNS names are case-insensitive)."""
 Quantity = Annotated[str, BeforeValidator(_quantity)]
-RawEnv = Annotated[Any, BeforeValidator(_env_source)]
+RawEnv = Annotated[
+    Any, BeforeValidator(_env_source), WithJsonSchema({"type": "array", "items": ENV_VAR_JSON_SCHEMA})
+]
 
 
 class ConfigModel(BaseModel):
@@ -117,7 +135,7 @@ class ConfigModel(BaseModel):
         alias_generator=to_camel,
         frozen=True,
         populate_by_name=False,
-        # Field docstrings become descriptions: the component package's SDK docs (core.package_schema).
+        # Field docstrings become descriptions: the component package's SDK docs (components.schema).
         use_attribute_docstrings=True,
     )
 
