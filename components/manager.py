@@ -6,13 +6,13 @@ over as they are), so what ``pulumi up`` applies is what ``flyte-apps render`` p
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pydantic.alias_generators import to_snake
 
 from flyte_apps.core.manager.objects import manager_urls
 from flyte_apps.core.objects import RenderedObject
@@ -104,7 +104,7 @@ def manifest_fields(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """Top-level manifest fields as keyword arguments (``roleRef`` -> ``role_ref``); apiVersion and
     kind are implied by the resource type."""
     return {
-        re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower(): value
+        to_snake(key): value
         for key, value in manifest.items()
         if key not in ("apiVersion", "kind")
     }

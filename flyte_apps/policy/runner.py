@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from jsonschema import Draft202012Validator, ValidationError
+
 from flyte_apps.core import constants as c
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.policy.registry import RULES, Level, ResourceRule, Rule
@@ -147,6 +149,7 @@ def parse_policy_config(
 SUPPORTED_SCHEMA_KEYWORDS: Final = frozenset(
     {"type", "items", "enum", "minimum", "maximum", "default", "description"}
 )
+"""The JSON-schema keywords the rules' settings use: each has its own wording below."""
 _TYPE_NAMES: Final = {
     "boolean": "a boolean",
     "integer": "an integer",
@@ -155,54 +158,46 @@ _TYPE_NAMES: Final = {
     "array": "an array",
     "object": "an object",
 }
+_KEYWORD_ORDER: Final = ("type", "enum", "minimum", "maximum")
+"""Which problem of one value is told first (a value of the wrong type is not also out of range)."""
 
 
 def schema_problem(schema: Mapping[str, Any], value: object) -> str | None:
-    """Why ``value`` does not fit ``schema`` (the JSON-schema subset the rules' settings use), or None."""
-    expected = schema.get("type")
-    if expected is not None and not _has_type(value, str(expected)):
-        return f"must be {_TYPE_NAMES.get(str(expected), expected)}, not {_json(value)}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{_json(value)} is not one of {', '.join(_json(item) for item in schema['enum'])}"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            return f"{_json(value)} is below the minimum {schema['minimum']}"
-        if "maximum" in schema and value > schema["maximum"]:
-            return f"{_json(value)} is above the maximum {schema['maximum']}"
-    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-        for index, item in enumerate(value):
-            complaint = schema_problem(schema["items"], item)
-            if complaint:
-                return f"item {index} {complaint}"
-    return None
+    """Why ``value`` does not fit ``schema`` (a rule setting's JSON schema), in our wording, or None."""
+    errors = list(Draft202012Validator(schema).iter_errors(value))
+    if not errors:
+        return None
+    first = min(errors, key=lambda error: (len(error.absolute_path), _rank(error.validator)))
+    where = "".join(f"item {part} " for part in first.absolute_path)
+    return where + _wording(first)
 
 
-def _has_type(value: object, expected: str) -> bool:
-    if expected == "boolean":
-        return isinstance(value, bool)
-    if expected == "integer":
-        return not isinstance(value, bool) and (
-            isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        )
-    if expected == "number":
-        return not isinstance(value, bool) and isinstance(value, int | float)
-    if expected == "string":
-        return isinstance(value, str)
-    if expected == "array":
-        return isinstance(value, list)
-    if expected == "object":
-        return isinstance(value, dict)
-    return True
+def _rank(keyword: object) -> int:
+    return _KEYWORD_ORDER.index(str(keyword)) if keyword in _KEYWORD_ORDER else len(_KEYWORD_ORDER)
+
+
+def _wording(error: ValidationError) -> str:
+    found = _json(error.instance)
+    if error.validator == "type":
+        expected = str(error.validator_value)
+        return f"must be {_TYPE_NAMES.get(expected, expected)}, not {found}"
+    if error.validator == "enum":
+        return f"{found} is not one of {', '.join(_json(item) for item in error.validator_value)}"
+    if error.validator == "minimum":
+        return f"{found} is below the minimum {error.validator_value}"
+    if error.validator == "maximum":
+        return f"{found} is above the maximum {error.validator_value}"
+    return str(error.message)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value)
 
 
 def _unknown(key: str, allowed: Sequence[str], what: str) -> str:
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(allowed)}"
     return f"unknown {what} '{key}'; {hint}"
-
-
-def _json(value: object) -> str:
-    return json.dumps(value)
 
 
 # --------------------------------------------------------------------------------------------------
