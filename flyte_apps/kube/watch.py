@@ -16,7 +16,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import select
+import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -55,7 +55,7 @@ DEFAULT_RECONNECT: Final = RetryPolicy(base_delay=0.2, max_delay=5.0)
 """The backoff between watch rounds that fail: 0.2 s, doubling, at most 5 s (``attempts`` unused)."""
 
 _DROPPED: Final = "subscriber buffer full, dropping update for app: %s"
-_ROOM_WAIT_S: Final = 1.0  # how often a full buffer's wait looks whether its reader reads (Subscription)
+_ROOM_WAIT_S: Final = 1.0  # how long a full queue waits for its reader to take an event (Subscription)
 _Key = tuple[str | None, str | None, str | None]  # a WatchTarget's fields: the target is its own key
 
 
@@ -90,77 +90,75 @@ def event_app(event: WatchResponse) -> app_pb.App:
 
 
 class Subscription:
-    """One subscriber's events: the snapshot it joined with, then live events in a bounded buffer.
+    """One subscriber's events: the snapshot it joined with, then live events in a bounded queue.
 
-    ``get`` returns the next event, or None on timeout or once closed and drained; its reader (one
-    thread) takes the snapshot, then all that is buffered at once, as a batch it reads without a lock
-    (at most ``capacity`` live events buffered, as many in the batch). A live event that finds the
-    buffer full waits for room while the reader is reading: waiting in ``get`` (woken or not), or
-    having read an event since the hub last looked (when the event came, then every
-    ``_ROOM_WAIT_S``). So a reader that keeps reading, however slowly, loses nothing; the event is
-    dropped for a subscriber that has not read since the hub last looked (one that never reads: at
-    once), counted in ``dropped`` (the oldest are kept). ``offer`` and ``close`` are the hub's side;
-    ``failure``: why the hub gave up."""
+    ``get`` returns the next event, or None on timeout or once closed and drained (the reader is one
+    thread). At most ``capacity`` live events wait. A live event that finds them full waits for the
+    reader to take one, for up to ``_ROOM_WAIT_S`` at a time, as long as it does: a reader that keeps
+    reading, however slowly, loses nothing. If it takes none in that time, the event is dropped for it
+    alone (counted in ``dropped``; the oldest are kept), and so is every event that finds the queue
+    full until it reads again: one that stopped reading costs the hub one wait. ``offer`` and
+    ``close`` are the hub's side; ``failure``: why the hub gave up."""
 
     def __init__(self, target: WatchTarget, capacity: int, snapshot: list[WatchResponse]) -> None:
         self.target, self.capacity, self.dropped, self.closed = target, capacity, 0, False
         self.failure: KubeError | None = None
-        self._cond = threading.Condition()  # the reader waits for events, the hub for room: never both
-        self._batch, self._events = deque(snapshot), deque[WatchResponse]()
-        self._waiting, self._taken, self._read_seen = False, len(snapshot), 0  # the reader's side
+        self._snapshot = deque(snapshot)
+        # One more place than events: the end (None) always fits, after what is queued.
+        self._queue: queue.Queue[WatchResponse | None] = queue.Queue(maxsize=capacity + 1)
+        self._taken = threading.Event()  # set by the reader each time it takes an event
+        self._stalled = False  # a wait for room ran out: no more waits until the reader takes one
+        self._ended = False  # the reader has met the end
+        self._closing = threading.Lock()
 
     def get(self, timeout: float | None = None) -> WatchResponse | None:
-        with suppress(IndexError):  # the batch is empty
-            return self._batch.popleft()
-        with self._cond:
-            if not (self._events or self.closed):
-                self._waiting = True
-                try:
-                    self._cond.wait_for(lambda: self._events or self.closed, timeout)
-                finally:
-                    self._waiting = False
-            if not self._events:
-                return None
-            self._batch, self._events = self._events, deque()
-            self._taken += len(self._batch)
-            self._cond.notify()  # the hub, if it waits for room
-            return self._batch.popleft()
+        if self._snapshot:
+            return self._snapshot.popleft()
+        if self._ended:
+            return None
+        try:
+            event = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if event is None:
+            self._ended = True
+            return None
+        self._stalled = False
+        self._taken.set()
+        return event
 
     def __iter__(self) -> Iterator[WatchResponse]:
         while (event := self.get()) is not None:
             yield event
 
     def offer(self, event: WatchResponse) -> bool:
-        """Buffer a live event, waiting for room while the reader reads; False if it was dropped. A reader
-        waiting in ``get`` is woken when the buffer is full, or by :meth:`wake` (nothing more waiting)."""
-        with self._cond:
-            if len(self._events) >= self.capacity and not self.closed and not self._wait_for_room():
-                self.dropped += 1
-                return False
-            if not self.closed:
-                self._events.append(event)
-                if self._waiting and len(self._events) >= self.capacity:  # else woken by ``wake``
-                    self._cond.notify()
-            return True
+        """Queue a live event, waiting for room while the reader reads; False if it was dropped."""
+        if self._queue.qsize() >= self.capacity and not self._room_made():
+            self.dropped += 1
+            return False
+        if not self.closed:
+            self._queue.put_nowait(event)  # the hub is the one producer: the room it saw is still there
+        return True
 
-    def _wait_for_room(self) -> bool:
-        """Whether the reader made room, waiting while it is reading (the class says how)."""
-        while self._waiting or self._taken - len(self._batch) != self._read_seen:
-            self._read_seen = self._taken - len(self._batch)  # how many the reader has read
-            if self._cond.wait_for(lambda: len(self._events) < self.capacity or self.closed, _ROOM_WAIT_S):
+    def _room_made(self) -> bool:
+        """Whether the reader took an event to make room (the class says how long this waits)."""
+        while not self._stalled:
+            self._taken.clear()  # before looking: a take after the look is not missed
+            if self._queue.qsize() < self.capacity or self.closed:
                 return True
-        return False
-
-    def wake(self) -> None:
-        with self._cond:
-            if self._waiting and self._events:
-                self._cond.notify()
+            if not self._taken.wait(_ROOM_WAIT_S):
+                self._stalled = True
+        return self.closed
 
     def close(self, failure: KubeError | None = None) -> None:
-        with self._cond:
-            self.closed = True
+        """End the subscription after what is queued (``failure``: why, if the hub gave up)."""
+        with self._closing:  # the hub's thread and the reader's may both close it: one end
+            if self.closed:
+                return
             self.failure = self.failure or failure
-            self._cond.notify_all()
+            self.closed = True
+            self._queue.put_nowait(None)
+        self._taken.set()  # a hub waiting for room stops waiting
 
 
 class _Relist(Exception):
@@ -183,16 +181,6 @@ def _parse(line: bytes) -> tuple[str, dict[str, Any]]:
     raise KubeBadResponse(msg)
 
 
-def _arrivals(response: urllib3.BaseHTTPResponse) -> Callable[[], bool]:
-    """Whether more of the stream has arrived (its socket is readable): no too soon, never yes."""
-    try:
-        poller = select.poll()
-        poller.register(response.fileno(), select.POLLIN)
-    except (OSError, ValueError):  # no such socket
-        return lambda: False
-    return lambda: bool(poller.poll(0))
-
-
 def _name_version(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return str(metadata.get("name") or ""), str(metadata.get("resourceVersion") or "")
@@ -213,7 +201,7 @@ class _ListWatch:
     """One kind's list-then-watch loop, in a thread of its own until ``stopping`` is set. It keeps the
     resourceVersion of each object by name and hands every change to ``change(name, obj)`` (None: gone),
     once per version, so a relist hands over only what differs. ``refused`` may end the loop on a
-    ``KubeError``; ``idle`` is called whenever no more of the stream is waiting. A first 410 or broken
+    ``KubeError``. A first 410 or broken
     stream lists again at once, other failures wait ``reconnect``'s backoff; :data:`MAX_BAD_ROUNDS`
     answers of the wrong shape in a row end the loop and the hub."""
 
@@ -223,9 +211,8 @@ class _ListWatch:
         plural: str,
         change: Callable[[str, dict[str, Any] | None], None],
         refused: Callable[[KubeError], bool] = lambda _: False,
-        idle: Callable[[], None] = lambda: None,
     ) -> None:
-        self.w, self.plural, self.change, self.refused, self.idle = w, plural, change, refused, idle
+        self.w, self.plural, self.change, self.refused = w, plural, change, refused
         self.resource = custom_resource(c.KNATIVE_GROUP, plural)
         self.where = f"{self.resource} in namespace '{w.namespace}'"
         self.versions: dict[str, str] = {}  # of what ``change`` has been given, by name
@@ -244,7 +231,6 @@ class _ListWatch:
         for name in [name for name in self.versions if name not in listed]:
             self._apply("DELETED", {"metadata": {"name": name}})
         self.version, self.relists = version, self.relists + 1
-        self.idle()
 
     def _apply(self, kind: str, obj: dict[str, Any]) -> None:
         """Hand one ADDED, MODIFIED or DELETED object to ``change``, unless it has been already."""
@@ -325,15 +311,12 @@ class _ListWatch:
                 raise _Relist(str(exc)) from exc
             raise
         response = self._response = cast(urllib3.BaseHTTPResponse, response)  # ``stop`` can shut it down
-        more_waiting = _arrivals(response)
         try:
             for line in bounded_lines(response, limit=MAX_EVENT_BYTES):
                 if self.w.stopping.is_set():
                     return
                 if line.strip():
                     self._event(*_parse(line))
-                if not more_waiting():
-                    self.idle()
         except ResponseTooLarge:
             raise  # an answer of the wrong shape, not a broken stream
         except _STREAM_ERRORS as exc:
@@ -341,7 +324,6 @@ class _ListWatch:
                 msg = f"the stream broke ({str(exc) or type(exc).__name__})"
                 raise _Relist(msg) from exc
         finally:
-            self.idle()
             self._response = None
             response.close()
             response.release_conn()
@@ -397,7 +379,7 @@ class WatchHub:
         """True once RBAC refused the Revision cache, so each event with a ready Revision costs a GET."""
         reconnect, timeout = replace(reconnect, sleep=self._wait), watch_timeout_seconds
         w = _Watching(self._api, namespace, self._retry, reconnect, timeout, self._stopping, self._end)
-        self._kservices = _ListWatch(w, c.KSERVICE_PLURAL, self._kservice_changed, idle=self._wake)
+        self._kservices = _ListWatch(w, c.KSERVICE_PLURAL, self._kservice_changed)
         revisions = _ListWatch(w, c.REVISION_PLURAL, self._revision_changed, self._revisions_refused)
         self._revisions = revisions if read_replicas else None
         self._loops = [revisions, self._kservices] if read_replicas else [self._kservices]
@@ -520,13 +502,6 @@ class WatchHub:
             "%s; reading each app's Revision per event instead (%s an API call per event)", exc, grant
         )
         return True
-
-    def _wake(self) -> None:
-        """The stream has nothing more waiting: wake every reader with events in its buffer."""
-        with self._lock:
-            subscriptions = [s for same_target in self._subscriptions.values() for s in same_target]
-        for subscription in subscriptions:
-            subscription.wake()
 
     def _wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)  # a backoff, ended early by ``stop``

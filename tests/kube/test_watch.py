@@ -334,21 +334,54 @@ def test_a_reader_slower_than_a_burst_loses_nothing(
     assert "subscriber buffer full" not in caplog.text
 
 
-def test_a_full_buffer_waits_only_for_a_subscriber_that_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A subscriber that has never read is not waited for; one that read and then stopped holds the
-    hub up once, for one part of the wait (``_ROOM_WAIT_S``), and not again until it reads."""
-    monkeypatch.setattr(watch, "_ROOM_WAIT_S", 0.5)
-    events = [WatchResponse() for _ in range(4)]
-    never = Subscription(WatchTarget(), 2, [WatchResponse()])
-    began = time.monotonic()
-    assert [never.offer(event) for event in events] == [True, True, False, False]
-    assert time.monotonic() - began < 0.5
-    stopped = Subscription(WatchTarget(), 2, [WatchResponse()])
-    assert stopped.get(0) is not None  # its snapshot, then nothing more
-    began = time.monotonic()
-    assert [stopped.offer(event) for event in events] == [True, True, False, False]
-    assert 0.5 <= time.monotonic() - began < 1.0
-    assert never.dropped == stopped.dropped == 2
+def test_a_reader_that_keeps_reading_loses_nothing_however_small_its_buffer() -> None:
+    events = [WatchResponse(create_event={"app": {"metadata": {"id": {"name": f"a{i}"}}}}) for i in range(40)]
+    subscription = Subscription(WatchTarget(), 2, [])
+    got: list[WatchResponse] = []
+
+    def read_slowly() -> None:
+        while (event := subscription.get(EVENT_TIMEOUT)) is not None:
+            got.append(event)
+            time.sleep(0.002)
+
+    reader = threading.Thread(target=read_slowly)
+    reader.start()
+    offered = [subscription.offer(event) for event in events]
+    subscription.close()
+    reader.join(EVENT_TIMEOUT)
+    assert not reader.is_alive(), "the reader did not see the end"
+    assert offered == [True] * len(events)
+    assert subscription.dropped == 0
+    assert [a is b for a, b in zip(got, events, strict=True)] == [True] * len(events)
+
+
+def test_a_subscriber_that_stopped_reading_keeps_its_oldest_events_until_it_reads_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(watch, "_ROOM_WAIT_S", 0.05)
+    events = [WatchResponse() for _ in range(5)]
+    snapshot = WatchResponse(create_event={"app": {"metadata": {"id": {"name": "snap"}}}})
+    subscription = Subscription(WatchTarget(), 2, [snapshot])
+    assert [subscription.offer(event) for event in events[:4]] == [True, True, False, False]
+    assert subscription.dropped == 2
+    assert subscription.get(0) is snapshot  # the snapshot is not a live event: no room made
+    assert subscription.offer(events[4]) is False
+    assert subscription.get(0) is events[0]  # it reads again: the next event finds room
+    assert subscription.offer(events[4]) is True
+    subscription.close()
+    assert [subscription.get(0) for _ in range(3)] == [events[1], events[4], None]
+    assert subscription.dropped == 3
+
+
+def test_an_ended_subscription_says_so_on_every_read_and_takes_no_more_events() -> None:
+    subscription = Subscription(WatchTarget(), 1, [])
+    assert subscription.offer(WatchResponse()) is True
+    subscription.close()
+    subscription.close()  # the hub and the reader may both end it
+    assert subscription.offer(WatchResponse()) is True  # nobody to deliver to: not a drop
+    assert subscription.get(0) is not None
+    assert [subscription.get(0), subscription.get(0)] == [None, None]
+    assert subscription.dropped == 0
 
 
 def test_a_stalled_subscriber_keeps_its_oldest_events_while_readers_get_every_one(
