@@ -103,8 +103,4 @@ def typed_resource(name: str, obj: RenderedObject, opts: pulumi.ResourceOptions)
 def manifest_fields(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """Top-level manifest fields as keyword arguments (``roleRef`` -> ``role_ref``); apiVersion and
     kind are implied by the resource type."""
-    return {
-        to_snake(key): value
-        for key, value in manifest.items()
-        if key not in ("apiVersion", "kind")
-    }
+    return {to_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
