@@ -351,7 +351,9 @@ def test_check_sees_each_object_as_the_program_registers_it(adopt: bool) -> None
     config = manager_config()
     config["flyte-apps:platform"]["adoptNamespace"] = adopt
     registered = {(r.resource_type, r.name): r.props for r in registered_as_wire(config)}
-    for obj in plan_stack(config).objects():
+    objects = list(plan_stack(config).objects())
+    assert objects, "the stack renders objects"
+    for obj in objects:
         wire = to_wire(obj, stack="dev")
         assert (wire.resource_type, wire.name) in registered, (
             f"{wire.resource_type} {wire.name} is not registered"

@@ -38,6 +38,7 @@ def test_go_reads_each_tricky_string_back_as_the_same_string(vector: dict[str, A
 
 def test_the_tricky_strings_are_written_in_a_manifest_as_alone() -> None:
     document = dump_yaml(config_map(TRICKY))
+    assert VECTORS["values"], "the Go readers' vectors"
     for index, vector in enumerate(VECTORS["values"]):
         line = vector["emitted"].removeprefix("k: ").rstrip("\n")
         assert f"  k{index}: {line}\n" in document

@@ -70,6 +70,7 @@ def test_output_accepts_exactly_the_listed_formats(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_output_arrives_as_the_one_shared_format_member(name: str) -> None:
     command = load_command(next(spec for spec in COMMANDS if spec.name == name))
+    assert FORMATS[name][0], name
     for value in FORMATS[name][0]:
         with command.make_context(name, [*REQUIRED_ARGUMENTS.get(name, []), "-o", value]) as ctx:
             assert ctx.params["output"] is OutputFormat(value)

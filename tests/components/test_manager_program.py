@@ -98,6 +98,7 @@ def test_manager_registers_each_object_as_its_typed_kubernetes_resource(run: Run
 def test_registered_inputs_equal_the_rendered_manifests(run: Run, raw: dict[str, Any]) -> None:
     objects = rendered(raw)
     register_manager(run, objects)
+    assert objects, "the manager renders objects"
     for obj in objects:
         assert run.child(obj).inputs == obj.manifest, (
             f"{obj.kind} {obj.name} differs between the program and render"

@@ -112,7 +112,9 @@ def test_knative_patches_are_replaced_when_they_change_never_updated_in_place(
     that preview it has no ID and the KServices that need it skip the dry run (issue 36)."""
     capture, _ = install(example_config)
     run_program()
-    for patch in capture.of_type(TYPE_CONFIG_MAP_PATCH):
+    patches = capture.of_type(TYPE_CONFIG_MAP_PATCH)
+    assert patches, "the example stack manages Knative's config"
+    for patch in patches:
         assert patch.replace_on_changes == ("*",), patch.urn
         assert patch.delete_before_replace is False, patch.urn
 
@@ -163,6 +165,7 @@ def test_in_a_preview_that_creates_a_patch_the_kservices_needing_it_have_unknown
     kservices = {
         r.name.removesuffix("-proj-dev-kservice"): r.inputs for r in capture.of_type(c.TYPE_KSERVICE)
     }
+    assert kservices, "KServices registered"
     for name, inputs in kservices.items():
         annotations = inputs["metadata"].get("annotations")
         if name == "plain":
@@ -360,6 +363,7 @@ def test_claims_are_kept_on_delete_and_mappings_wait_for_the_app_and_their_claim
     # Depending on the FlyteApp component reaches the engine as depending on its children.
     kservice = capture.one(c.TYPE_KSERVICE, "myapp-proj-dev-kservice")
     claims = {r.name: r for r in capture.of_type(c.TYPE_DOMAIN_CLAIM)}
+    assert claims, "claims registered"
     for claim in claims.values():
         assert claim.retain_on_delete is True, claim.urn
     for mapping in capture.of_type(c.TYPE_DOMAIN_MAPPING):

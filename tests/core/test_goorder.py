@@ -95,7 +95,9 @@ def test_the_fields_unknown_to_upstream_are_the_pinned_fields_upstreams_go_lacks
 
 def test_every_field_upstream_knows_has_our_name_and_oneof() -> None:
     upstream = upstream_fields()
-    for described in reachable(app_pb.Spec.DESCRIPTOR):
+    messages = list(reachable(app_pb.Spec.DESCRIPTOR))
+    assert messages, "Spec reaches messages"
+    for described in messages:
         for field in described.fields:
             if field.number not in upstream.get(described.full_name, {}):
                 continue

@@ -124,7 +124,9 @@ def test_sqlite_manager_objects_are_exactly_these() -> None:
 
 
 def test_objects_are_labelled_and_namespaced_objects_live_in_the_platform_namespace() -> None:
-    for obj in objects(on=platform(namespace="apps")):
+    rendered = list(objects(on=platform(namespace="apps")))
+    assert rendered, "the manager renders objects"
+    for obj in rendered:
         assert obj.manifest["metadata"]["labels"] == LABELS, obj.name
         expected = "" if obj.kind in CLUSTER_SCOPED else "apps"
         assert obj.namespace == expected, f"{obj.kind} {obj.name}"
@@ -170,7 +172,9 @@ def test_cluster_role_has_exactly_the_managers_rules() -> None:
 
 @pytest.mark.parametrize("apps_enabled", [True, False])
 def test_no_rbac_rule_holds_a_wildcard(apps_enabled: bool) -> None:
-    for rule in one(objects({"appsEnabled": apps_enabled}), "ClusterRole")["rules"]:
+    rules = one(objects({"appsEnabled": apps_enabled}), "ClusterRole")["rules"]
+    assert rules, "the ClusterRole has rules"
+    for rule in rules:
         for key, values in rule.items():
             assert all("*" not in value for value in values), f"{key} of {rule}"
 

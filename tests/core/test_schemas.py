@@ -395,7 +395,9 @@ def as_pod(kservice: Mapping[str, Any]) -> Manifest:
 
 @pytest.mark.parametrize("stack", list(STACKS))
 def test_every_rendered_pod_spec_is_a_valid_kubernetes_pod_spec(stack: str) -> None:
-    for item in kservices(STACKS[stack]()):
+    items = list(kservices(STACKS[stack]()))
+    assert items, stack
+    for item in items:
         validated = kubernetes_validate.validate(as_pod(item), KUBERNETES_VERSION, strict=True)
         assert validated == kubernetes_validate.utils.major_minor(KUBERNETES_VERSION)
 

@@ -171,7 +171,9 @@ def test_versions_toml_builds_every_binary_the_node_runs() -> None:
 def test_each_binary_from_a_module_path_is_a_tool_of_its_wrapper() -> None:
     """A package built by module path must be a ``tool`` of the wrapper's go.mod: that is what makes
     ``go mod tidy`` keep its dependencies (and go.sum their sums) in the wrapper."""
-    for tool in build.load_tools().values():
+    tools = build.load_tools()
+    assert tools, "versions.toml names tools"
+    for tool in tools.values():
         go_mod = (tool.wrapper_dir / "go.mod").read_text()
         declared = set(re.findall(r"^\s*(?:tool\s+)?([\w.-]+\.[\w./-]+/[\w./-]+)\s*$", go_mod, re.MULTILINE))
         for binary, package in tool.binaries.items():
@@ -182,6 +184,7 @@ def test_each_binary_from_a_module_path_is_a_tool_of_its_wrapper() -> None:
 @pytest.mark.parametrize("wrapper", sorted(COPIED_GO_MOD_LINES))
 def test_a_wrapper_copies_the_replace_and_exclude_lines_of_the_module_it_builds(wrapper: str) -> None:
     go_mod = " ".join((build.WRAPPERS_DIR / wrapper / "go.mod").read_text().split())
+    assert COPIED_GO_MOD_LINES[wrapper], wrapper
     for line in COPIED_GO_MOD_LINES[wrapper]:
         assert line in go_mod, f"{wrapper}/go.mod lacks {line!r}"
 
