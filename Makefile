@@ -84,7 +84,9 @@ vectors: setup
 	$(BIN)/python -m tests.vectors.go_specs
 
 # Benchmarks (bench/RESULTS.md): 15 to 20 minutes on 2 cores, one markdown table. Not part of `make test`.
+# Their own dependency (bench/requirements.txt: py-spy, for the profiles of bench/RESULTS.md "Profiling").
 bench: setup
+	$(BIN)/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(BIN)/python -m bench.run
 
 # The real engine (tests/e2e/README.md). e2e-tools builds the Pulumi CLI, pulumi-resource-kubernetes,

@@ -28,7 +28,7 @@ from our stdout, a pipe). The kubectl rows have no goal.
 The floor is also a command of this module (the benchmark starts it)::
 
     python -m bench.logs_follow floor [--follow] [--flush] --kubeconfig K --namespace N --container C POD...
-    python -m bench.logs_follow profile [--lines N] [--no-follow]   # ours once, under bench._cprofile_threads
+    python -m bench.logs_follow profile [--lines N] [--no-follow]   # ours once, under py-spy (bench.profile)
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, cast
 
 from bench.measure import ROUNDS, VENV_BIN, Budget, Measurement, interleaved, progress, run_measured
+from bench.profile import record_argv, strip_profiler_lines, summary
 from bench.report import (
     Row,
     at_most,
@@ -507,31 +508,25 @@ def rows(small: SizeRuns, large: SizeRuns | None, latency: tuple[list[float], li
 
 
 def profile_main(args: argparse.Namespace) -> None:
-    """Our side once, under ``bench._cprofile_threads`` (cProfile in every thread, per-thread CPU)."""
+    """Our side once, under py-spy (``bench.profile``)."""
     from bench._fake_cluster import kubeconfig_of, running_fake, serve_app_with_logs
 
     workdir = Path(tempfile.mkdtemp(prefix="flyte-apps-logs-profile-"))
-    pstats_file = workdir / "logs.prof"
+    raw = workdir / "logs.samples.txt"
     with running_fake(workdir) as server:
         pods = serve_app_with_logs(server, APP, replicas=REPLICAS, lines=args.lines)
-        argv = [
-            sys.executable,
-            "-m",
-            "bench._cprofile_threads",
-            "--out",
-            str(pstats_file),
-            "flyte_apps.cli.main:main",
-        ]
+        argv = [*record_argv(raw), str(Path(sys.executable).parent / "flyte-apps")]
         ours = logs_argv(kubeconfig_of(server), follow=args.follow)
         result = run_measured([*argv, *ours], stdout=workdir / "ours.jsonl")
+    strip_profiler_lines(result.stdout)
     check_ours(result.stdout, pods, args.lines)
     total = REPLICAS * args.lines
     print(
         f"{REPLICAS} x {args.lines:,} lines: {total / result.wall_s:,.0f} lines/s under the profiler; "
-        f"pstats in {pstats_file}",
+        f"samples in {raw}",
         file=sys.stderr,
     )
-    print(Path(f"{result.stdout}.stderr").read_text(encoding="utf-8"), file=sys.stderr)
+    print(summary(raw))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -544,7 +539,7 @@ def main(argv: list[str] | None = None) -> None:
     floor.add_argument("--namespace", required=True)
     floor.add_argument("--container", required=True)
     floor.add_argument("pods", nargs="+")
-    profile = commands.add_parser("profile", help="our side once under bench._cprofile_threads")
+    profile = commands.add_parser("profile", help="our side once under py-spy")
     profile.add_argument("--lines", type=int, default=20_000, help="per replica (default 20,000)")
     profile.add_argument("--no-follow", dest="follow", action="store_false", help="--tail -1 without -f")
     args = parser.parse_args(argv)

@@ -29,7 +29,7 @@ Each side is also a command of this module (the benchmark starts them)::
     python -m bench.watch_fanout hub --kubeconfig K --events N --ready FILE [--no-replicas]
         [--subscribers S --stalled T]
     python -m bench.watch_fanout floor --kubeconfig K --events N --resource-version RV
-    python -m bench.watch_fanout profile [--events N]   # the hub once, under bench._cprofile_threads
+    python -m bench.watch_fanout profile [--events N]   # the hub once, under py-spy (bench.profile)
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from bench.measure import ROUNDS, Budget, Measurement, progress, run_measured
+from bench.profile import record_argv, strip_profiler_lines, summary
 from bench.report import (
     FAIL,
     PASS,
@@ -306,20 +307,16 @@ class SizeRuns:
     floors: list[FloorRun]
 
 
-PROFILE_MARK: Final = "s of CPU time"
-"""Where ``bench._cprofile_threads``'s report starts in a child's stderr."""
-
-
 def _module_argv(
-    side: str, kubeconfig: Path, events: int, *extra: str, runner: Sequence[str] = ("-m",)
+    side: str, kubeconfig: Path, events: int, *extra: str, profiler: Sequence[str] = ()
 ) -> list[str]:
-    """The command of one side; ``runner`` goes between the interpreter and this module's name (a
-    profiler taking a module to run)."""
+    """The command of one side (after ``profiler``, a command that runs it under a profiler)."""
     from bench._fake_cluster import NAMESPACE
 
     return [
+        *profiler,
         sys.executable,
-        *runner,
+        "-m",
         "bench.watch_fanout",
         side,
         "--kubeconfig",
@@ -343,7 +340,7 @@ def run_hub(
     read_replicas: bool = True,
     subscribers: int = SUBSCRIBERS,
     stalled: int = STALLED,
-    runner: Sequence[str] = ("-m",),
+    profiler: Sequence[str] = (),
 ) -> tuple[HubRun, int]:
     """One hub process over a backlog of ``events`` new modifications; also the resourceVersion the
     backlog starts after (for the floor)."""
@@ -353,7 +350,7 @@ def run_hub(
     ready.unlink(missing_ok=True)
     extra = ["--ready", str(ready), "--subscribers", str(subscribers), "--stalled", str(stalled)]
     extra += [] if read_replicas else ["--no-replicas"]
-    argv = _module_argv("hub", kubeconfig_of(server), events, *extra, runner=runner)
+    argv = _module_argv("hub", kubeconfig_of(server), events, *extra, profiler=profiler)
     outcome: dict[str, Measurement | BaseException] = {}
 
     def measure() -> None:
@@ -385,6 +382,8 @@ def run_hub(
     assert isinstance(measurement, Measurement)
     after = count_requests(server)
     made = {key: after.get(key, 0) - before.get(key, 0) for key in after}
+    if profiler:
+        strip_profiler_lines(measurement.stdout)
     result = json.loads(measurement.stdout.read_text(encoding="utf-8"))
     return HubRun(events, make_s, measurement, result, made), start_version
 
@@ -548,14 +547,12 @@ def rows(small: SizeRuns, large: SizeRuns | None, refused: HubRun) -> list[Row]:
 
 
 def profile_main(args: argparse.Namespace) -> None:
-    """Set the benchmark up once and run the hub side under ``bench._cprofile_threads`` (cProfile in
-    every thread, each timed by its own CPU clock)."""
+    """Set the benchmark up once and run the hub side under py-spy (``bench.profile``)."""
     from bench._fake_cluster import deploy_apps, running_fake
 
     workdir = Path(tempfile.mkdtemp(prefix="flyte-apps-watch-profile-"))
     stalled = min(STALLED, args.subscribers - 1)
-    pstats_file = workdir / "hub.prof"
-    runner = ["-m", "bench._cprofile_threads", "--out", str(pstats_file)]
+    raw = workdir / "hub.samples.txt"
     with running_fake(workdir) as server:
         names = deploy_apps(server, APPS)
         hub, _ = run_hub(
@@ -568,21 +565,20 @@ def profile_main(args: argparse.Namespace) -> None:
             read_replicas=args.read_replicas,
             subscribers=args.subscribers,
             stalled=stalled,
-            runner=runner,
+            profiler=record_argv(raw),
         )
     print(
         f"{hub.events:,} events: {hub.events_per_s:,.0f} events/s to each of {args.subscribers - stalled} "
-        f"readers under the profiler; pstats in {pstats_file}",
+        f"readers under the profiler; samples in {raw}",
         file=sys.stderr,
     )
-    stderr = Path(f"{hub.measurement.stdout}.stderr").read_text(encoding="utf-8")
-    print(stderr[stderr.rfind("\n", 0, max(0, stderr.find(PROFILE_MARK))) + 1 :], file=sys.stderr)
+    print(summary(raw))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.watch_fanout", description=__doc__.split("\n")[0])
     sides = parser.add_subparsers(dest="side", required=True)
-    profile = sides.add_parser("profile", help="run the hub side once under bench._cprofile_threads")
+    profile = sides.add_parser("profile", help="run the hub side once under py-spy")
     profile.add_argument("--events", type=int, default=2_000)
     profile.add_argument("--no-replicas", dest="read_replicas", action="store_false")
     profile.add_argument("--subscribers", type=int, default=SUBSCRIBERS, help="one of them stalled")
