@@ -19,6 +19,7 @@ setting; a stopped app without either is refused rather than stopped wherever KU
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -309,12 +310,16 @@ class FlyteAppsProvider(Provider):
         resource_id = f"{props.get(schema.REAPER_NAMESPACE)}/{props.get(schema.REAPER_KSERVICE)}"
         if request.preview:
             return CreateResponse(resource_id=resource_id, properties=request.properties)
-        return CreateResponse(resource_id=resource_id, properties=self._reap(request.properties))
+        # Off the provider's event loop: a stop waits for Knative, and the other reapers (and every
+        # other call the engine makes meanwhile) must not wait behind it.
+        return CreateResponse(
+            resource_id=resource_id, properties=await asyncio.to_thread(self._reap, request.properties)
+        )
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
         if request.preview:
             return UpdateResponse(properties=request.news)
-        return UpdateResponse(properties=self._reap(request.news))
+        return UpdateResponse(properties=await asyncio.to_thread(self._reap, request.news))
 
     async def delete(self, request: DeleteRequest) -> None:
         """Nothing to undo: starting the app again is the KService update itself."""
