@@ -13,7 +13,7 @@ from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
-from components.reaper import RevisionReaperProvider
+from components.reaper import RevisionReaperError, RevisionReaperProvider
 from flyte_apps.core import constants as c
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, REVISIONS
@@ -147,7 +147,7 @@ def test_provider_fails_clearly_when_knative_never_settles(kube_server: FakeKube
     assert kube_server.kubeconfig_path is not None
     kube_server.add_kservice(NAMESPACE, KSVC)
     kube_server.reconcile_kservice(NAMESPACE, KSVC, ready=False)
-    with pytest.raises(Exception, match=r"timed out after 0\.5s waiting for Knative"):
+    with pytest.raises(RevisionReaperError, match=r"timed out after 0\.5s waiting for Knative"):
         configured_provider(kube_server.kubeconfig_path).create(props(timeout=0.5))
 
 
@@ -183,7 +183,7 @@ def test_a_secret_cluster_input_is_read_through_not_past(
 
 
 def test_no_record_of_the_cluster_is_refused_not_the_ambient_cluster(decoy: FakeKubeApi) -> None:
-    with pytest.raises(Exception, match="cannot tell which cluster the stack names"):
+    with pytest.raises(RevisionReaperError, match="cannot tell which cluster the stack names"):
         RevisionReaperProvider().create(props())
     assert decoy.requests == ()
 

@@ -12,7 +12,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from flyte_apps.kube.api import list_custom_objects
-from flyte_apps.kube.errors import KubeBadResponse, KubeUnreachable
+from flyte_apps.kube.errors import KubeBadResponse, KubeError, KubeUnreachable
 from flyte_apps.kube.retry import KubeOperation, RetryPolicy, call
 from tests.fakes.kube_api import FakeKubeApi
 
@@ -54,7 +54,7 @@ def test_no_retry_is_waited_for_past_the_deadline() -> None:
     slept: list[float] = []
     fn = Recorder(unavailable(retry_after="10"))
     retry = RetryPolicy(attempts=4, sleep=slept.append, timeout=1.0)
-    with pytest.raises(Exception, match="HTTP 429"):
+    with pytest.raises(KubeError, match="HTTP 429"):
         call(fn, _request_timeout=30.0, op=OP, retry=retry, host=HOST)
     assert len(fn.timeouts) == 1  # a 10 s Retry-After would end past the 1 s budget: no second try
     assert slept == []
@@ -74,7 +74,7 @@ def test_a_call_that_used_up_its_budget_says_which_timeout_ran_out() -> None:
 def test_a_stream_keeps_its_read_timeout_only_its_connect_is_bounded() -> None:
     fn = Recorder(unavailable())
     retry = RetryPolicy(attempts=1, timeout=5.0)
-    with pytest.raises(Exception, match="HTTP 503"):
+    with pytest.raises(KubeError, match="HTTP 503"):
         call(fn, _request_timeout=(10.0, None), stream=True, op=OP, retry=retry, host=HOST)
     [(connect, read)] = fn.timeouts
     assert connect <= 5.0
@@ -83,7 +83,7 @@ def test_a_stream_keeps_its_read_timeout_only_its_connect_is_bounded() -> None:
 
 def test_no_timeout_leaves_the_callers_request_timeout() -> None:
     fn = Recorder(unavailable())
-    with pytest.raises(Exception, match="HTTP 503"):
+    with pytest.raises(KubeError, match="HTTP 503"):
         call(fn, _request_timeout=30.0, op=OP, retry=RetryPolicy(attempts=1, timeout=None), host=HOST)
     assert fn.timeouts == [30.0]
 
