@@ -66,15 +66,17 @@ from flyte_apps.core.package_inputs import (
     plan_stack_inputs,
 )
 from flyte_apps.core.plan import AppPlan, StackPlan
+from flyte_apps.core.reaping import ReaperKeys, StopFailed, diff_stop
 
 CONFIG_KUBECONFIG: Final = f"{c.PACKAGE_NAME}:{schema.INPUT_KUBECONFIG}"
 CONFIG_CONTEXT: Final = f"{c.PACKAGE_NAME}:{schema.INPUT_CONTEXT}"
-REAPER_DIFF_KEYS: Final = (
-    schema.REAPER_NAMESPACE,
-    schema.REAPER_KSERVICE,
-    schema.REAPER_SPEC_SHA,
-    schema.REAPER_TIMEOUT,
+REAPER_KEYS: Final = ReaperKeys(
+    namespace=schema.REAPER_NAMESPACE,
+    kservice=schema.REAPER_KSERVICE,
+    spec_sha=schema.REAPER_SPEC_SHA,
+    timeout=schema.REAPER_TIMEOUT,
 )
+"""The package reaper's names for the inputs of the core both reapers adapt (``flyte_apps.core.reaping``)."""
 NO_CLUSTER_MESSAGE: Final = (
     "is stopped, and stopping deletes its old revisions in the cluster, which this package is not told: "
     f"set `{schema.INPUT_KUBECONFIG}` (or `{schema.INPUT_CONTEXT}`) on the resource, or "
@@ -295,19 +297,13 @@ class FlyteAppsProvider(Provider):
 
     async def diff(self, request: DiffRequest) -> DiffResponse:
         """Offline: a new stopped spec (its sha) means a new stop revision to wait for."""
-        keys = (
-            schema.REAPER_NAMESPACE,
-            schema.REAPER_KSERVICE,
-            schema.REAPER_SPEC_SHA,
-            schema.REAPER_TIMEOUT,
+        diff = diff_stop(REAPER_KEYS, request.old_state, request.new_inputs)
+        return DiffResponse(
+            changes=bool(diff.changed), replaces=list(diff.replaces), diffs=list(diff.changed)
         )
-        changed = [key for key in keys if request.old_state.get(key) != request.new_inputs.get(key)]
-        replaces = [key for key in changed if key in (schema.REAPER_NAMESPACE, schema.REAPER_KSERVICE)]
-        return DiffResponse(changes=bool(changed), replaces=replaces, diffs=changed)
 
     async def create(self, request: CreateRequest) -> CreateResponse:
-        props = to_inputs(request.properties).values
-        resource_id = f"{props.get(schema.REAPER_NAMESPACE)}/{props.get(schema.REAPER_KSERVICE)}"
+        resource_id = REAPER_KEYS.where(to_inputs(request.properties).values)
         if request.preview:
             return CreateResponse(resource_id=resource_id, properties=request.properties)
         # Off the provider's event loop: a stop waits for Knative, and the other reapers (and every
@@ -325,30 +321,23 @@ class FlyteAppsProvider(Provider):
         """Nothing to undo: starting the app again is the KService update itself."""
 
     def _reap(self, properties: Mapping[str, PropertyValue]) -> dict[str, PropertyValue]:
-        from flyte_apps.kube.reaper import reap_stopped_revisions
-        from flyte_apps.kube.target import KubeTarget, build_api_client
+        """The stop, in the cluster the resource names (else the package's setting; never KUBECONFIG)."""
+        from flyte_apps.kube.reaper import stop
+        from flyte_apps.kube.target import KubeTarget
 
         props = to_inputs(properties).values
-        where = f"{props.get(schema.REAPER_NAMESPACE)}/{props.get(schema.REAPER_KSERVICE)}"
         kubeconfig = str(props.get(schema.INPUT_KUBECONFIG) or self.kubeconfig)
         context = str(props.get(schema.INPUT_CONTEXT) or self.context)
         if not (kubeconfig or context):
+            where = REAPER_KEYS.where(props)
             msg = f"stopping {where}: no cluster named ({NO_CLUSTER_MESSAGE.split(': ', 1)[1]})"
             raise PackageError(msg)
         try:
-            api = build_api_client(KubeTarget(kubeconfig=kubeconfig or None, context=context or None))
-            try:
-                result = reap_stopped_revisions(
-                    api,
-                    namespace=str(props[schema.REAPER_NAMESPACE]),
-                    kservice=str(props[schema.REAPER_KSERVICE]),
-                    timeout_seconds=float(props[schema.REAPER_TIMEOUT]),
-                )
-            finally:
-                api.close()  # type: ignore[no-untyped-call]
-        except Exception as exc:
-            reason = str(exc) if isinstance(exc, FlyteAppsError) else f"{type(exc).__name__}: {exc}"
-            raise PackageError(bounded(f"stopping {where}: {reason}")) from None
+            result = stop(
+                KubeTarget(kubeconfig=kubeconfig or None, context=context or None), REAPER_KEYS.inputs(props)
+            )
+        except StopFailed as exc:
+            raise PackageError(str(exc)) from None
         outs = dict(properties)
         outs[schema.REAPER_DELETED] = to_property_value(list(result.deleted))
         outs[schema.REAPER_STOP_REVISION] = PropertyValue(result.stop_revision or "")

@@ -51,10 +51,10 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from flyte_apps.core.bounds import bounded
 from flyte_apps.core.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG
 from flyte_apps.core.errors import FlyteAppsError
 from flyte_apps.core.kubeconfig import is_kubeconfig_path
+from flyte_apps.core.reaping import ReaperKeys, StopFailed, diff_stop, stop_failure
 
 if TYPE_CHECKING:
     from flyte_apps.kube.reaper import ReapResult
@@ -65,9 +65,11 @@ INPUT_NAMESPACE: Final = "namespace"
 INPUT_KSERVICE: Final = "kservice_name"
 INPUT_SPEC_SHA: Final = "spec_sha"
 INPUT_TIMEOUT: Final = "timeout_seconds"
-INPUT_KEYS: Final = (INPUT_NAMESPACE, INPUT_KSERVICE, INPUT_SPEC_SHA, INPUT_TIMEOUT)
-REPLACE_KEYS: Final = (INPUT_NAMESPACE, INPUT_KSERVICE)
-"""A different KService is a different reaper."""
+KEYS: Final = ReaperKeys(
+    namespace=INPUT_NAMESPACE, kservice=INPUT_KSERVICE, spec_sha=INPUT_SPEC_SHA, timeout=INPUT_TIMEOUT
+)
+"""This reaper's names for the inputs of the core both reapers adapt (``flyte_apps.core.reaping``)."""
+INPUT_KEYS: Final = KEYS.compared
 INPUT_CLUSTER: Final = "cluster"
 """Which cluster the stack names (``stack_cluster``). Not in ``INPUT_KEYS``: ``diff`` ignores it, so a
 project checked out at another path, or a rotated kubeconfig, does not make the reaper run again."""
@@ -84,7 +86,7 @@ SDK_PROVIDER_HOST: Final = "pulumi.dynamic.__main__"
 """The module the engine runs as ``__main__`` in the dynamic-provider host process."""
 
 
-class RevisionReaperError(Exception):
+class RevisionReaperError(FlyteAppsError):
     """A reaper failure, phrased as the one line the engine shows (``pulumi up``'s error)."""
 
 
@@ -118,12 +120,9 @@ class RevisionReaperProvider(ResourceProvider):
 
     def diff(self, _id: str, _olds: dict[str, Any], _news: dict[str, Any]) -> DiffResult:
         """Offline: a changed stopped spec means a new stop revision, so the reaper runs again."""
-        changed = [key for key in INPUT_KEYS if _olds.get(key) != _news.get(key)]
+        diff = diff_stop(KEYS, _olds, _news)
         return DiffResult(
-            changes=bool(changed),
-            replaces=[key for key in changed if key in REPLACE_KEYS],
-            stables=[],
-            delete_before_replace=False,
+            changes=bool(diff.changed), replaces=list(diff.replaces), stables=[], delete_before_replace=False
         )
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -144,19 +143,9 @@ class RevisionReaperProvider(ResourceProvider):
     def _reap(self, props: Mapping[str, Any]) -> ReapResult:
         # The Kubernetes client is imported here, in the provider's process, not by every
         # `pulumi up` that only registers reapers (it is a large import).
-        from flyte_apps.kube.reaper import reap_stopped_revisions
-        from flyte_apps.kube.target import build_api_client
+        from flyte_apps.kube.reaper import stop
 
-        api = build_api_client(stack=self._target(props.get(INPUT_CLUSTER)))
-        try:
-            return reap_stopped_revisions(
-                api,
-                namespace=str(props[INPUT_NAMESPACE]),
-                kservice=str(props[INPUT_KSERVICE]),
-                timeout_seconds=float(props[INPUT_TIMEOUT]),
-            )
-        finally:
-            api.close()  # type: ignore[no-untyped-call]
+        return stop(self._target(props.get(INPUT_CLUSTER)), KEYS.inputs(props))
 
     def _target(self, declared: object) -> KubeTarget:
         """The stack's cluster: what the program recorded wins over what ``configure`` received,
@@ -236,15 +225,10 @@ def _one_line_errors(props: Mapping[str, Any]) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        where = f"{props.get(INPUT_NAMESPACE)}/{props.get(INPUT_KSERVICE)}"
-        reason = (
-            str(exc)
-            if isinstance(exc, FlyteAppsError | RevisionReaperError)
-            else f"{type(exc).__name__}: {exc}"
-        )
+        line = str(exc if isinstance(exc, StopFailed) else stop_failure(KEYS.where(props), exc))
         if _in_sdk_provider_host():
             sys.tracebacklimit = 0
-        raise RevisionReaperError(bounded(f"stopping {where}: {reason}")) from None
+        raise RevisionReaperError(line) from None
 
 
 def _in_sdk_provider_host() -> bool:

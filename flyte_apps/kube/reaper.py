@@ -8,6 +8,11 @@ the old one survives.  This module waits until Knative has observed the patched 
 the stop revision is both the latest created and the latest ready one, and only then deletes
 every *other* revision that still has pods.  It never deletes the stop revision, and it never
 waits longer than its bound.
+
+``stop`` is what both RevisionReapers (the stack-config program's dynamic resource and the component
+package's own resource) run: the wait-then-delete rule on a cluster target the adapter resolved by its
+own credential policy, failing as one line naming the KService (``flyte_apps.core.reaping`` has the
+rest of their shared core).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from flyte_apps.core.constants import (
     LABEL_KNATIVE_SERVICE,
     REVISION_PLURAL,
 )
+from flyte_apps.core.reaping import StopInputs, stop_failure
 from flyte_apps.kube.api import (
     DEFAULT_REQUEST_TIMEOUT,
     delete_custom_object,
@@ -35,6 +41,7 @@ from flyte_apps.kube.api import (
 )
 from flyte_apps.kube.errors import KubeError, KubeNotFound
 from flyte_apps.kube.retry import DEFAULT_RETRY, RetryPolicy
+from flyte_apps.kube.target import KubeTarget, build_api_client
 
 _MIN_REQUEST_TIMEOUT = 1.0
 """Seconds; even near the deadline a request gets this long, so it can still answer."""
@@ -179,3 +186,25 @@ def reap_stopped_revisions(
         )
     ]
     return ReapResult(deleted=tuple(deleted), stop_revision=stop_revision)
+
+
+# --- the stop both RevisionReapers run (their shared core: flyte_apps.core.reaping) ---------------
+
+
+def stop(target: KubeTarget, inputs: StopInputs) -> ReapResult:
+    """Wait for the stop revision of ``inputs``' KService in the cluster ``target`` names (resolved
+    as pulumi-kubernetes resolves the stack's settings), then delete the older revisions with pods.
+    Any failure raises ``flyte_apps.core.reaping.StopFailed``."""
+    try:
+        api = build_api_client(stack=target)
+        try:
+            return reap_stopped_revisions(
+                api,
+                namespace=inputs.namespace,
+                kservice=inputs.kservice,
+                timeout_seconds=inputs.timeout_seconds,
+            )
+        finally:
+            api.close()  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        raise stop_failure(inputs.where, exc) from None

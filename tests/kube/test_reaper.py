@@ -9,16 +9,20 @@ never.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client
 
+from flyte_apps.core.reaping import StopFailed, StopInputs
 from flyte_apps.kube.errors import KubeForbidden
 from flyte_apps.kube.reaper import ReaperTimeout, ReapResult, reap_stopped_revisions
+from flyte_apps.kube.reaper import stop as core_stop
 from flyte_apps.kube.retry import RetryPolicy
+from flyte_apps.kube.target import KubeTarget
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
-from tests.fakes.kube_semantics import PODS, REVISIONS
+from tests.fakes.kube_semantics import KSERVICES, PODS, REVISIONS
 
 NS = "flyte"
 APP = "myapp-proj-dev"
@@ -210,3 +214,25 @@ def test_reaper_treats_a_revision_that_vanished_first_as_done(
 
     assert result == ReapResult(deleted=(), stop_revision=stop_revision)
     assert len(kube_server.requests_matching("DELETE", f"{APP}-00000")) == 1
+
+
+# --- stop: the core both RevisionReapers run ------------------------------------------------------
+
+
+def test_stop_reaches_the_target_cluster_and_deletes_the_old_revision(kube_server: FakeKubeApi) -> None:
+    assert kube_server.kubeconfig_path is not None
+    running = running_app(kube_server)
+    kube_server.patch(KSERVICES, NS, APP, {"spec": {"template": {"metadata": {"annotations": {"x": "0"}}}}})
+    stop_revision = kube_server.reconcile_kservice(NS, APP)
+    target = KubeTarget(kubeconfig=str(kube_server.kubeconfig_path), context=None)
+    result = core_stop(target, StopInputs(NS, APP, "sha", timeout_seconds=5.0))
+    assert result == ReapResult(deleted=(running,), stop_revision=stop_revision)
+    assert kube_server.names(REVISIONS, NS) == [stop_revision]
+
+
+def test_a_stop_whose_cluster_cannot_be_read_fails_as_one_line_naming_the_kservice(tmp_path: Path) -> None:
+    target = KubeTarget(kubeconfig=str(tmp_path / "missing-kubeconfig"), context=None)
+    with pytest.raises(StopFailed, match=rf"^stopping {NS}/{APP}: ") as raised:
+        core_stop(target, StopInputs(NS, APP, "sha", timeout_seconds=1.0))
+    assert "\n" not in str(raised.value)
+    assert "the kubeconfig names no existing file" in str(raised.value)
