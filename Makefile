@@ -90,10 +90,11 @@ bench: setup
 	$(BIN)/python -m bench.run
 
 # The real engine (tests/e2e/README.md). e2e-tools builds the Pulumi CLI, pulumi-resource-kubernetes,
-# etcd, kube-apiserver, kube-controller-manager, kubectl and Knative Serving from Go modules into
-# ~/.cache/flyte-apps-e2e (FLYTE_APPS_E2E_CACHE), keyed by tests/e2e/versions.toml: about 30 minutes
-# on 2 cores the first time, seconds after. e2e runs the scenarios, pytest tests under
-# tests/e2e/scenarios, in a network namespace of its own (about 6 minutes warm); E2E_ARGS goes to
+# etcd, Kubernetes (the control plane and a node's kubelet, scheduler and proxy), Knative Serving,
+# containerd, CNI, CoreDNS, Traefik and the images from Go modules (runc and nft unpacked from Debian's
+# packages) into ~/.cache/flyte-apps-e2e (FLYTE_APPS_E2E_CACHE), keyed by tests/e2e/versions.toml:
+# tests/e2e/README.md gives the cold time on 2 cores; seconds after. e2e runs the scenarios, pytest
+# tests under tests/e2e/scenarios, in a network namespace of its own (about 14 minutes warm); E2E_ARGS goes to
 # pytest: `make e2e E2E_ARGS='-k stop_start'`, `E2E_ARGS='-x --keep'`. Neither is part of `make test`.
 E2E_ARGS ?=
 
