@@ -4,8 +4,9 @@ provider's event loop, so several reapers wait at once and the provider answers 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from pulumi.provider.experimental.property_value import PropertyValue
 from pulumi.provider.experimental.provider import CreateRequest, CreateResponse
@@ -16,6 +17,7 @@ from flyte_apps.core import constants as c
 from tests.fakes.kube_api import FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, REVISIONS
 
+T = TypeVar("T")
 NAMESPACE: Final = "flyte"
 SLOW: Final = "slow-proj-dev"
 QUICK: Final = "quick-proj-dev"
@@ -46,6 +48,15 @@ def create_request(name: str, kubeconfig: Path) -> CreateRequest:
     return CreateRequest(urn=urn, properties=properties, timeout=WAIT_S, preview=False)
 
 
+def on_a_loop_of_its_own(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` on a new event loop, not made current (the Pulumi test harness keeps its own)."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(work)
+    finally:
+        loop.close()
+
+
 def deleted(response: CreateResponse) -> object:
     return response.properties[schema.REAPER_DELETED].value
 
@@ -67,13 +78,22 @@ def test_two_reapers_stop_at_once_and_each_deletes_only_its_own_old_revision(
         kube_server.mark_revision_ready(NAMESPACE, SLOW)
         return await asyncio.wait_for(slow, WAIT_S), quick_response, slow_was_waiting
 
-    loop = asyncio.new_event_loop()  # not made current: the Pulumi test harness keeps its own
-    try:
-        slow_response, quick_response, slow_was_waiting = loop.run_until_complete(both())
-    finally:
-        loop.close()
+    slow_response, quick_response, slow_was_waiting = on_a_loop_of_its_own(both())
     assert slow_was_waiting, "the quick stop ended only after the slow one: they ran one after another"
     assert deleted(quick_response) == (PropertyValue(quick_running),)
     assert deleted(slow_response) == (PropertyValue(slow_running),)
     names = kube_server.names(REVISIONS, NAMESPACE)
     assert sorted(names) == sorted([slow_stop, quick_stop])
+
+
+def test_a_preview_of_a_stop_asks_the_cluster_nothing(kube_server: FakeKubeApi) -> None:
+    kubeconfig = kube_server.kubeconfig_path
+    assert kubeconfig is not None
+    stopping(kube_server, QUICK, ready=True)
+    before = len(kube_server.requests)
+    request = create_request(QUICK, kubeconfig)
+    preview = CreateRequest(urn=request.urn, properties=request.properties, timeout=WAIT_S, preview=True)
+    response = on_a_loop_of_its_own(FlyteAppsProvider("0.0.0").create(preview))
+    assert response.resource_id == f"{NAMESPACE}/{QUICK}"
+    assert response.properties == request.properties
+    assert len(kube_server.requests) == before
