@@ -1,14 +1,18 @@
 """Benchmark: the real engine. `pulumi preview` and `pulumi up` of a generated stack of ``APPS`` apps,
-against a bare pulumi-kubernetes program that registers the same objects in the same engine.
+against two floors in the same engine: a bare pulumi-kubernetes program that registers the same
+objects, and a program that registers the same graph as ours with no logic of ours.
 
 Needs the real-engine tools (``make e2e-tools``); without them the row says so and nothing runs. A
 control plane with Knative (``tests/e2e/cluster``) runs for the benchmark's length. Each round runs,
 interleaved, ours (this repository's program on ``bench.stacks.stack_config(APPS)`` with Knative's
 config patches) and the floor (``bench/floor_engine.py``: the Namespace, the ConfigMap patches and the
 KServices our plan renders, as plain pulumi-kubernetes resources under one provider, in a namespace of
-its own): preview, then up (each timed, wall clock, the whole `pulumi` command), then destroy (not
-timed), so every round starts from an empty cluster. Ours does more by design: validation, components,
-exports, and a RevisionReaper per stopped app that waits for Knative to make its stop revision ready.
+its own) and the same-graph floor (``bench/floor_same_graph.py``: those objects, plus a component per
+app with the KService as its child and the same outputs, a no-op dynamic resource per stopped app, the
+same export): preview, then up (each timed, wall clock, the whole `pulumi` command), then destroy (not
+timed), so every round starts from an empty cluster. Against the same graph, what is left is our logic
+(validation, planning) and what a RevisionReaper does that a no-op does not: wait for Knative to make
+the stop revision ready, then delete the old revisions.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any, Final
 import yaml
 
 from bench.measure import REPO_ROOT, ROUNDS, progress
-from bench.report import Row, compared, count, seconds
+from bench.report import Row, compared, count, no_more_than, seconds
 from bench.stacks import stack_config
 from flyte_apps.core.plan import plan_stack
 from tests.e2e import build, cluster
@@ -37,11 +41,16 @@ NOTE: Final = (
     f"engine: the real `pulumi preview` and `pulumi up` (Pulumi CLI, pulumi-kubernetes, kube-apiserver and "
     f"Knative built by `make e2e-tools`) of {APPS} generated apps, wall clock of the whole command, "
     "against a bare pulumi-kubernetes program registering the same Namespace, ConfigMap patches and "
-    "KServices (`bench/floor_engine.py`); destroy between runs, not timed."
+    "KServices (`bench/floor_engine.py`), and against the same graph with no logic of ours "
+    "(`bench/floor_same_graph.py`); destroy between runs, not timed."
 )
 BUDGET_S: Final = 1200.0
 COMMAND_TIMEOUT_S: Final = 900.0
 FLOOR_PROGRAM: Final = Path(__file__).with_name("floor_engine.py")
+SAME_GRAPH_PROGRAM: Final = Path(__file__).with_name("floor_same_graph.py")
+SAME_GRAPH_GOAL: Final = 1.15
+BARE_GOAL: Final = 1.5
+COMMANDS: Final = ("preview", "up")
 FLOOR_CONFIG_KEY: Final = "bench:objects"
 
 
@@ -64,17 +73,15 @@ def run(workdir: Path) -> list[Row]:
     for name in ("home", "pulumi-home", "state"):
         (workdir / name).mkdir(exist_ok=True)
     with cluster.running(workdir / "cluster", tools) as plane:
-        ours, floor = prepare(workdir, plane, tools, env)
-        timings: dict[str, dict[str, list[float]]] = {
-            s.name: {"preview": [], "up": []} for s in (ours, floor)
-        }
+        sides = prepare(workdir, plane, tools, env)
+        timings: dict[str, dict[str, list[float]]] = {s.name: {c: [] for c in COMMANDS} for s in sides}
         for round_ in range(ROUNDS):
-            for side in (ours, floor):
+            for side in sides:
                 progress(f"{TITLE}: round {round_ + 1}/{ROUNDS}, {side.name}")
                 stack = f"{side.name}-{round_}"
                 side.write_stack(side.project / f"Pulumi.{stack}.yaml", round_)
                 pulumi(tools, env, side.project, "stack", "init", stack=stack)
-                for command in ("preview", "up"):
+                for command in COMMANDS:
                     began = time.monotonic()
                     pulumi(
                         tools,
@@ -87,17 +94,34 @@ def run(workdir: Path) -> list[Row]:
                     timings[side.name][command].append(time.monotonic() - began)
                 pulumi(tools, env, side.project, "destroy", "--yes", stack=stack)
     size = f"{count(APPS)} apps"
-    return [
-        compared(
-            TITLE,
-            f"pulumi {command} vs bare program",
-            size,
-            timings["ours"][command],
-            timings["floor"][command],
-            seconds,
+    rows = []
+    for command in COMMANDS:
+        rows.append(
+            compared(
+                TITLE,
+                f"pulumi {command} vs the same graph",
+                size,
+                timings["ours"][command],
+                timings["same-graph"][command],
+                seconds,
+                goal=f"<= {SAME_GRAPH_GOAL}x",
+                check=no_more_than(SAME_GRAPH_GOAL),
+            )
         )
-        for command in ("preview", "up")
-    ]
+        goal = command == "preview"  # against the bare floor: preview's goal; up is reported
+        rows.append(
+            compared(
+                TITLE,
+                f"pulumi {command} vs bare program",
+                size,
+                timings["ours"][command],
+                timings["floor"][command],
+                seconds,
+                goal=f"<= {BARE_GOAL}x" if goal else "",
+                check=no_more_than(BARE_GOAL) if goal else None,
+            )
+        )
+    return rows
 
 
 def pulumi(tools: Any, env: dict[str, str], project: Path, *args: str, stack: str) -> None:
@@ -121,15 +145,14 @@ def config_for(round_: int, namespace_prefix: str) -> dict[str, Any]:
     return config
 
 
-def prepare(workdir: Path, plane: cluster.ControlPlane, tools: Any, env: dict[str, str]) -> tuple[Side, Side]:
+def prepare(
+    workdir: Path, plane: cluster.ControlPlane, tools: Any, env: dict[str, str]
+) -> tuple[Side, Side, Side]:
     install_kubernetes_plugin(tools, env)
     ours_dir = workdir / "ours"
     link_project(ours_dir)
-    floor_dir = workdir / "floor"
-    floor_dir.mkdir()
-    runtime = {"name": "python", "options": {"toolchain": "pip", "virtualenv": str(REPO_ROOT / ".venv")}}
-    (floor_dir / "Pulumi.yaml").write_text(yaml.safe_dump({"name": "bench-floor", "runtime": runtime}))
-    shutil.copyfile(FLOOR_PROGRAM, floor_dir / "__main__.py")
+    floor_dir = floor_project(workdir / "floor", FLOOR_PROGRAM)
+    same_dir = floor_project(workdir / "same-graph", SAME_GRAPH_PROGRAM)
     kubeconfig = str(plane.kubeconfig)
 
     def write_ours(path: Path, round_: int) -> None:
@@ -144,4 +167,37 @@ def prepare(workdir: Path, plane: cluster.ControlPlane, tools: Any, env: dict[st
         config = {FLOOR_CONFIG_KEY: str(listing), "kubernetes:kubeconfig": kubeconfig}
         path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
 
-    return Side("ours", ours_dir, write_ours), Side("floor", floor_dir, write_floor)
+    def write_same(path: Path, round_: int) -> None:
+        plan = plan_stack(config_for(round_, "bench-same"))
+        graph = {
+            "objects": [{"manifest": o.manifest, "patch": o.patch} for o in plan.objects()],
+            "apps": [
+                {
+                    "name": app.kservice_name,
+                    "key": app.key,
+                    "stopped": app.config.input.stopped,
+                    "outputs": app.exports(),
+                }
+                for app in plan.apps
+            ],
+        }
+        listing = path.with_suffix(".graph.json")
+        listing.write_text(json.dumps(graph))
+        config = {FLOOR_CONFIG_KEY: str(listing), "kubernetes:kubeconfig": kubeconfig}
+        path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+
+    return (
+        Side("ours", ours_dir, write_ours),
+        Side("same-graph", same_dir, write_same),
+        Side("floor", floor_dir, write_floor),
+    )
+
+
+def floor_project(directory: Path, program: Path) -> Path:
+    """A Pulumi project of one floor program, run by this repository's virtualenv."""
+    directory.mkdir()
+    runtime = {"name": "python", "options": {"toolchain": "pip", "virtualenv": str(REPO_ROOT / ".venv")}}
+    project = {"name": f"bench-{directory.name}", "runtime": runtime}
+    (directory / "Pulumi.yaml").write_text(yaml.safe_dump(project))
+    shutil.copyfile(program, directory / "__main__.py")
+    return directory
