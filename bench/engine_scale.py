@@ -94,33 +94,27 @@ def run(workdir: Path) -> list[Row]:
                     timings[side.name][command].append(time.monotonic() - began)
                 pulumi(tools, env, side.project, "destroy", "--yes", stack=stack)
     size = f"{count(APPS)} apps"
+    # (floor, its label, the goal per command: against the same graph both, against the bare one preview)
+    floors = (
+        ("same-graph", "the same graph", {"preview": SAME_GRAPH_GOAL, "up": SAME_GRAPH_GOAL}),
+        ("floor", "bare program", {"preview": BARE_GOAL}),
+    )
     rows = []
     for command in COMMANDS:
-        rows.append(
-            compared(
-                TITLE,
-                f"pulumi {command} vs the same graph",
-                size,
-                timings["ours"][command],
-                timings["same-graph"][command],
-                seconds,
-                goal=f"<= {SAME_GRAPH_GOAL}x",
-                check=no_more_than(SAME_GRAPH_GOAL),
+        for floor, label, goals in floors:
+            goal = goals.get(command)
+            rows.append(
+                compared(
+                    TITLE,
+                    f"pulumi {command} vs {label}",
+                    size,
+                    timings["ours"][command],
+                    timings[floor][command],
+                    seconds,
+                    goal=f"<= {goal}x" if goal else "",
+                    check=no_more_than(goal) if goal else None,
+                )
             )
-        )
-        goal = command == "preview"  # against the bare floor: preview's goal; up is reported
-        rows.append(
-            compared(
-                TITLE,
-                f"pulumi {command} vs bare program",
-                size,
-                timings["ours"][command],
-                timings["floor"][command],
-                seconds,
-                goal=f"<= {BARE_GOAL}x" if goal else "",
-                check=no_more_than(BARE_GOAL) if goal else None,
-            )
-        )
     return rows
 
 

@@ -122,7 +122,8 @@ def _process_name(frame: str) -> str:
 def _function(frame: str) -> str:
     """``fn (path:12)`` -> ``fn (path)``: a function's samples on all its lines together."""
     name, _, where = frame.rpartition(" (")
-    return f"{name} ({where.rstrip(')').rpartition(':')[0] or where.rstrip(')')})" if name else frame
+    path, _, line = where.removesuffix(")").rpartition(":")
+    return f"{name} ({path})" if name and path and line.isdigit() else frame
 
 
 def _package(frame: str) -> str:

@@ -27,7 +27,6 @@ fake while the hub runs); the hub's peak RSS does not grow with the number of ev
 Each side is also a command of this module (the benchmark starts them)::
 
     python -m bench.watch_fanout hub --kubeconfig K --events N --ready FILE [--no-replicas]
-        [--subscribers S --stalled T]
     python -m bench.watch_fanout floor --kubeconfig K --events N --resource-version RV
     python -m bench.watch_fanout profile [--events N]   # the hub once, under py-spy (bench.profile)
 """
@@ -77,8 +76,6 @@ NOTE: Final = (
     "same backlog, doing nothing per event. Rates from first to last event; each side a fresh process."
 )
 APPS: Final = 100
-SUBSCRIBERS: Final = 1
-STALLED: Final = 0
 SMALL_EVENTS: Final = 5_000
 TARGET_EVENTS: Final = 100_000
 EVENTS_STEP: Final = 5_000
@@ -157,32 +154,24 @@ def hub_main(args: argparse.Namespace) -> None:
         read_replicas=args.read_replicas,
     )
     hub.start()
-    snapshot = APPS  # the fake holds APPS apps (``run`` deploys them); a reader expects them first
-    subscriptions = [hub.subscribe() for _ in range(args.subscribers)]
+    snapshot = APPS  # the fake holds APPS apps (``run`` deploys them); the reader expects them first
+    subscription = hub.subscribe()  # one, as `flyte-apps watch` makes
     quit_event = threading.Event()
-    readers = [
-        _Reader(subscription, snapshot + args.events, snapshot, quit_event)
-        for subscription in subscriptions[args.stalled :]
-    ]
-    threads = [threading.Thread(target=reader.run, daemon=True) for reader in readers]
-    for thread in threads:
-        thread.start()
+    reader = _Reader(subscription, snapshot + args.events, snapshot, quit_event)
+    thread = threading.Thread(target=reader.run, daemon=True)
+    thread.start()
     Path(args.ready).write_text("ready", encoding="utf-8")
-    _wait_for_readers(readers, threads)
+    _wait_for_readers([reader], [thread])
     quit_event.set()
     hub.stop()
-    for thread in threads:
-        thread.join(5.0)
-    firsts = [r.first_live for r in readers if r.first_live is not None]
-    dones = [r.done for r in readers if r.done is not None]
+    thread.join(5.0)
     result = {
         "events": args.events,
         "snapshot": snapshot,
-        "first": min(firsts) if firsts else None,
-        "last": max(dones) if len(dones) == len(readers) else None,
-        "live_received": [max(0, r.received - snapshot) for r in readers],
-        "dropped_active": [s.dropped for s in subscriptions[args.stalled :]],
-        "dropped_stalled": [s.dropped for s in subscriptions[: args.stalled]],
+        "first": reader.first_live,
+        "last": reader.done,
+        "live_received": max(0, reader.received - snapshot),
+        "dropped": subscription.dropped,
         "relists": hub.relists,
         "reads_revisions_per_event": hub.reads_revisions_per_event,
         "vm_hwm_kib": _vm_hwm_kib(),
@@ -272,12 +261,12 @@ class HubRun:
         return self.events / self.elapsed
 
     @property
-    def active_drops(self) -> int:
-        return int(sum(self.result["dropped_active"]))
+    def dropped(self) -> int:
+        return int(self.result["dropped"])
 
     @property
     def all_delivered(self) -> bool:
-        return self.active_drops == 0 and all(n == self.events for n in self.result["live_received"])
+        return self.dropped == 0 and self.result["live_received"] == self.events
 
     @property
     def revision_gets(self) -> int:
@@ -338,8 +327,6 @@ def run_hub(
     first_touch: int,
     tag: str,
     read_replicas: bool = True,
-    subscribers: int = SUBSCRIBERS,
-    stalled: int = STALLED,
     profiler: Sequence[str] = (),
 ) -> tuple[HubRun, int]:
     """One hub process over a backlog of ``events`` new modifications; also the resourceVersion the
@@ -348,7 +335,7 @@ def run_hub(
 
     ready = workdir / f"hub-{tag}.ready"
     ready.unlink(missing_ok=True)
-    extra = ["--ready", str(ready), "--subscribers", str(subscribers), "--stalled", str(stalled)]
+    extra = ["--ready", str(ready)]
     extra += [] if read_replicas else ["--no-replicas"]
     argv = _module_argv("hub", kubeconfig_of(server), events, *extra, profiler=profiler)
     outcome: dict[str, Measurement | BaseException] = {}
@@ -497,7 +484,7 @@ def rows(small: SizeRuns, large: SizeRuns | None, refused: HubRun) -> list[Row]:
                 TITLE,
                 "dropped, the reading subscriber (all rounds)",
                 label,
-                count(sum(h.active_drops for h in hubs)),
+                count(sum(h.dropped for h in hubs)),
                 goal="0 (all delivered)",
                 result=PASS if all(h.all_delivered and h.complete for h in hubs) else FAIL,
             ),
@@ -551,7 +538,6 @@ def profile_main(args: argparse.Namespace) -> None:
     from bench._fake_cluster import deploy_apps, running_fake
 
     workdir = Path(tempfile.mkdtemp(prefix="flyte-apps-watch-profile-"))
-    stalled = min(STALLED, args.subscribers - 1)
     raw = workdir / "hub.samples.txt"
     with running_fake(workdir) as server:
         names = deploy_apps(server, APPS)
@@ -563,13 +549,11 @@ def profile_main(args: argparse.Namespace) -> None:
             first_touch=0,
             tag="profile",
             read_replicas=args.read_replicas,
-            subscribers=args.subscribers,
-            stalled=stalled,
             profiler=record_argv(raw),
         )
     print(
-        f"{hub.events:,} events: {hub.events_per_s:,.0f} events/s to each of {args.subscribers - stalled} "
-        f"readers under the profiler; samples in {raw}",
+        f"{hub.events:,} events: {hub.events_per_s:,.0f} events/s to the subscriber under the profiler; "
+        f"samples in {raw}",
         file=sys.stderr,
     )
     print(summary(raw))
@@ -581,7 +565,6 @@ def main(argv: list[str] | None = None) -> None:
     profile = sides.add_parser("profile", help="run the hub side once under py-spy")
     profile.add_argument("--events", type=int, default=2_000)
     profile.add_argument("--no-replicas", dest="read_replicas", action="store_false")
-    profile.add_argument("--subscribers", type=int, default=SUBSCRIBERS, help="one of them stalled")
     for side in ("hub", "floor"):
         sub = sides.add_parser(side)
         sub.add_argument("--kubeconfig", required=True)
@@ -589,8 +572,6 @@ def main(argv: list[str] | None = None) -> None:
         sub.add_argument("--events", type=int, required=True)
         if side == "hub":
             sub.add_argument("--ready", required=True, help="file written once subscribed")
-            sub.add_argument("--subscribers", type=int, default=SUBSCRIBERS)
-            sub.add_argument("--stalled", type=int, default=STALLED)
             sub.add_argument("--no-replicas", dest="read_replicas", action="store_false")
         else:
             sub.add_argument("--resource-version", required=True)

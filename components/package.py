@@ -241,7 +241,7 @@ class FlyteAppsProvider(Provider):
             component = pulumi.ComponentResource(c.TYPE_FLYTE_APP, request.name, None, request.options)
             _unknown_kservice(request.name, component)
             component.register_outputs({})
-            state = {key: PropertyValue.computed() for key in _app_outputs(None)}
+            state = {key: PropertyValue.computed() for key in c.APP_OUTPUTS}
             return await _response(component, state)
         plan = planned.plan
         for warning in plan.warnings:
@@ -253,7 +253,7 @@ class FlyteAppsProvider(Provider):
         register_custom_domains(
             app.domains, component.kservice, app.kservice_name, pulumi.ResourceOptions(parent=component)
         )
-        return await _response(component, plain_state(_app_outputs(app)))
+        return await _response(component, plain_state(app.exports()))
 
     async def _construct_apps(self, request: ConstructRequest, inputs: Inputs) -> ConstructResponse:
         kind = "FlyteApps"
@@ -342,21 +342,6 @@ class FlyteAppsProvider(Provider):
         outs[schema.REAPER_DELETED] = to_property_value(list(result.deleted))
         outs[schema.REAPER_STOP_REVISION] = PropertyValue(result.stop_revision or "")
         return outs
-
-
-def _app_outputs(app: AppPlan | None) -> dict[str, Any]:
-    keys = (
-        c.OUTPUT_KSERVICE_NAME,
-        c.OUTPUT_NAMESPACE,
-        c.OUTPUT_PUBLIC_URL,
-        c.OUTPUT_INTERNAL_URL,
-        c.OUTPUT_SPEC_SHA,
-        c.OUTPUT_CUSTOM_URLS,
-    )
-    if app is None:
-        return dict.fromkeys(keys)
-    exports = app.exports()
-    return {key: exports[key] for key in keys}
 
 
 def _unknown_kservice(name: str, parent: pulumi.Resource) -> None:

@@ -164,7 +164,8 @@ class Translation:
             return {"type": "array", "items": self.type_of(node["items"], where)}
         if kind == "object" and "properties" in node and "title" in node:
             token = type_token(node["title"])
-            self.types.setdefault(token, self.object_type(node["title"], node))
+            if token not in self.types:  # an inline object (an env block's) is translated once
+                self.types[token] = self.object_type(node["title"], node)
             return {"$ref": f"#/types/{token}"}
         if kind == "object" and "additionalProperties" in node:
             values = node["additionalProperties"]

@@ -223,3 +223,12 @@ OUTPUT_PUBLIC_URL: Final = "publicUrl"
 OUTPUT_INTERNAL_URL: Final = "internalUrl"
 OUTPUT_SPEC_SHA: Final = "specSha"
 OUTPUT_CUSTOM_URLS: Final = "customUrls"
+APP_OUTPUTS: Final = (
+    OUTPUT_KSERVICE_NAME,
+    OUTPUT_NAMESPACE,
+    OUTPUT_PUBLIC_URL,
+    OUTPUT_INTERNAL_URL,
+    OUTPUT_SPEC_SHA,
+    OUTPUT_CUSTOM_URLS,
+)
+"""Every output of an app, in the order ``AppPlan.exports`` and the package schema give them."""

@@ -19,6 +19,7 @@ from components import schema
 from flyte_apps.core import constants as c
 from flyte_apps.core.config.models import AppInput, Platform
 from flyte_apps.core.knative_settings import KnativeInput
+from flyte_apps.core.plan import plan_stack
 from tests.support.config import REPO_ROOT
 from tests.support.hosts import component_plugin_command, running_host
 
@@ -157,6 +158,14 @@ def test_the_schema_is_byte_for_byte_the_committed_one() -> None:
     assert schema_text(package_version()) == COMMITTED.read_text(encoding="utf-8"), (
         "the package's schema changed: review the change to every language's API, then `make package-schema`"
     )
+
+
+def test_an_apps_outputs_are_the_same_in_the_schema_the_plan_and_the_package(
+    example_config: dict[str, Any],
+) -> None:
+    document = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    assert tuple(document["resources"][c.TYPE_FLYTE_APP]["properties"]) == c.APP_OUTPUTS
+    assert all(tuple(app.exports()) == c.APP_OUTPUTS for app in plan_stack(example_config).apps)
 
 
 def test_integer_fields_are_integers_and_durations_strings_as_in_a_stack_file() -> None:

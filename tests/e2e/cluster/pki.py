@@ -8,13 +8,12 @@ policy. The service-account key pair signs and checks the tokens the controller 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Final
 
 import yaml
 
-from tests.e2e.cluster.processes import LOOPBACK
+from tests.e2e.cluster.processes import LOOPBACK, run_checked
 
 SERVICE_CIDR: Final = "10.0.0.0/24"
 APISERVER_NAMES: Final = (
@@ -46,7 +45,7 @@ CERTIFICATES: Final = (
 
 
 def openssl(pki: Path, *args: str) -> None:
-    subprocess.run(["openssl", *args], cwd=pki, capture_output=True, check=True, timeout=OPENSSL_TIMEOUT_S)
+    run_checked(["openssl", *args], what=f"openssl {' '.join(args[:2])}", timeout=OPENSSL_TIMEOUT_S, cwd=pki)
 
 
 def write_pki(pki: Path) -> None:

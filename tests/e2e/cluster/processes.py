@@ -199,6 +199,18 @@ def run_bounded(
     return subprocess.CompletedProcess(list(argv), child.returncode, out, err)
 
 
+def run_checked(
+    argv: Sequence[str], *, what: str, timeout: float, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``run_bounded``, failing with ``ClusterError`` that names ``what`` and says the command's own
+    complaint (its stderr, else its stdout) when it exits non-zero."""
+    done = run_bounded(argv, timeout=timeout, cwd=cwd)
+    if done.returncode != 0:
+        msg = f"{what}: {done.stderr.strip() or done.stdout.strip() or f'exit {done.returncode}'}"
+        raise ClusterError(msg)
+    return done
+
+
 def network_namespace_prefix() -> list[str]:
     """``unshare`` for a network namespace of its own: as root directly, else inside a user namespace."""
     candidates = [["unshare", "--net"], ["unshare", "--user", "--map-root-user", "--net"]]

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from tests.e2e.build import Built
+from tests.e2e.cluster.processes import run_checked
 
 NONROOT_UID: Final = "65532"
 """What ko (Knative's own image builder) gives its images."""
@@ -137,35 +137,28 @@ def pack(packer: Path, image: Image, archive: Path) -> str:
         argv += ["-file", f"{target}={source}"]
     for target, mode in image.directories.items():
         argv += ["-dir", f"{target}={mode}"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=PACK_TIMEOUT_S, check=False)
-    if done.returncode != 0:
-        msg = f"pack {image.key}: {done.stderr.strip()}"
-        raise RuntimeError(msg)
+    done = run_checked(argv, what=f"pack {image.key}", timeout=PACK_TIMEOUT_S)
     return str(json.loads(done.stdout)["digest"])
+
+
+def ctr_argv(ctr: Path, socket: Path) -> list[str]:
+    """``ctr`` on the node's containerd, in the namespace the CRI plugin uses (``k8s.io``)."""
+    return [str(ctr), "--address", str(socket), "--namespace", "k8s.io"]
 
 
 def import_archive(ctr: Path, socket: Path, archive: Path) -> None:
     """``ctr images import`` into the namespace the CRI plugin uses (``k8s.io``)."""
-    done = subprocess.run(
-        [str(ctr), "--address", str(socket), "--namespace", "k8s.io", "images", "import", str(archive)],
-        capture_output=True,
-        text=True,
+    run_checked(
+        [*ctr_argv(ctr, socket), "images", "import", str(archive)],
+        what=f"ctr images import {archive.name}",
         timeout=IMPORT_TIMEOUT_S,
-        check=False,
     )
-    if done.returncode != 0:
-        msg = f"ctr images import {archive.name}: {done.stderr.strip() or done.stdout.strip()}"
-        raise RuntimeError(msg)
 
 
 def imported(ctr: Path, socket: Path) -> dict[str, str]:
     """Image name -> manifest digest, as containerd's ``k8s.io`` namespace has them."""
-    done = subprocess.run(
-        [str(ctr), "--address", str(socket), "--namespace", "k8s.io", "images", "list"],
-        capture_output=True,
-        text=True,
-        timeout=IMPORT_TIMEOUT_S,
-        check=True,
+    done = run_checked(
+        [*ctr_argv(ctr, socket), "images", "list"], what="ctr images list", timeout=IMPORT_TIMEOUT_S
     )
     found = {}
     for line in done.stdout.splitlines()[1:]:

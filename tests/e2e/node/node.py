@@ -330,7 +330,7 @@ class Node:
 
     def ctr(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = run_bounded(
-            [self.record.ctr, "--address", self.record.containerd_socket, "--namespace", "k8s.io", *args],
+            [*images.ctr_argv(Path(self.record.ctr), Path(self.record.containerd_socket)), *args],
             timeout=CTR_TIMEOUT_S,
         )
         if check and done.returncode != 0:
@@ -598,7 +598,7 @@ def stop_node(record: NodeRecord) -> list[str]:
 
 def stop_containers(record: NodeRecord) -> list[str]:
     """Kill and delete every task and container containerd runs for the CRI (namespace k8s.io)."""
-    base = [record.ctr, "--address", record.containerd_socket, "--namespace", "k8s.io"]
+    base = images.ctr_argv(Path(record.ctr), Path(record.containerd_socket))
 
     def ctr(*args: str) -> subprocess.CompletedProcess[str]:
         return run_bounded([*base, *args], timeout=CTR_TIMEOUT_S)

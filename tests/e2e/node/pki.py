@@ -10,14 +10,13 @@ serving certificate names the node's address (the API server dials it for logs a
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from tests.e2e.cluster.pki import openssl
 from tests.e2e.node.configs import NODE_NAME
 
-OPENSSL_TIMEOUT_S: Final = 60.0
 VALID_DAYS: Final = "2"
 RSA_BITS: Final = "rsa:2048"
 CLIENT_USAGE: Final = "extendedKeyUsage=clientAuth\n"
@@ -48,20 +47,6 @@ def serving_identity(node_ip: str) -> Identity:
         f"/CN={NODE_NAME}",
         f"subjectAltName=IP:{node_ip},DNS:{NODE_NAME}\nextendedKeyUsage=serverAuth\n",
     )
-
-
-def openssl(directory: Path, *args: str) -> None:
-    done = subprocess.run(
-        ["openssl", *args],
-        cwd=directory,
-        capture_output=True,
-        text=True,
-        timeout=OPENSSL_TIMEOUT_S,
-        check=False,
-    )
-    if done.returncode != 0:
-        msg = f"openssl {' '.join(args[:2])}: {done.stderr.strip()}"
-        raise RuntimeError(msg)
 
 
 def issue(directory: Path, identity: Identity, *, ca_cert: Path, ca_key: Path) -> tuple[Path, Path]:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from ruamel.yaml import YAML
 
@@ -152,18 +152,24 @@ class Suite:
     def background_pulumi(self, *args: str, stack: str = MAIN_STACK) -> Background:
         """`pulumi` started, not waited for (a scenario watches the cluster meanwhile): ``finish`` it."""
         output = self.work / f"pulumi-{stack}-{time.monotonic_ns()}.out"
+        argv = [str(self.tools["pulumi"].binary("pulumi")), *args, "--stack", stack, "--non-interactive"]
         with output.open("w") as out:
-            process = subprocess.Popen(
-                [str(self.tools["pulumi"].binary("pulumi")), *args, "--stack", stack, "--non-interactive"],
-                cwd=self.project,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,  # its own group: stopped with it, whatever ends the scenario
-            )
+            process = self._started(argv, stdout=out, stderr=subprocess.STDOUT)
         return Background(process, output, args)
+
+    def _started(self, argv: Sequence[str], *, stdout: IO[str], stderr: int) -> subprocess.Popen[str]:
+        """``argv`` started in the project with the suite's environment, in a process group of its own
+        (stopped with it, whatever ends the scenario)."""
+        return subprocess.Popen(
+            list(argv),
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        )
 
     def finish(self, background: Background) -> str:
         """Wait (bounded) for a background `pulumi`; its output, or ScenarioFailed with its diagnostics."""
@@ -190,16 +196,7 @@ class Suite:
         ``INTERRUPT_S``: its exit code and stderr are then in what the block was given. Whatever ends
         the block, the command is stopped (its process group)."""
         with output.open("w") as out:
-            process = subprocess.Popen(
-                [str(FLYTE_APPS), *args],
-                cwd=self.project,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,  # its own group: stopped with it, whatever ends the scenario
-            )
+            process = self._started([str(FLYTE_APPS), *args], stdout=out, stderr=subprocess.PIPE)
         done = Interrupted(output)
         try:
             yield done
