@@ -16,6 +16,12 @@ READY_S: Final = 240.0
 """A KService of the test app Ready: its pods start in seconds; the node is shared with the suite."""
 POLL_S: Final = 1.0
 CLUSTER_DOMAIN: Final = "svc.cluster.local"
+ROUTE_S: Final = 30.0
+"""How long after a KService is Ready its latest revision may take to answer through the ingress.
+Traefik's Knative provider marks the KIngress Ready as it hands its routes on, and Traefik applies new
+routes at most every 2 s (``providersThrottleDuration``'s default: traefik v3.6.12,
+pkg/provider/kubernetes/knative/kubernetes.go and cmd/configuration.go), so for a moment the ingress
+still routes to the revision before."""
 
 
 def node_ip(suite: Suite) -> str:
@@ -70,6 +76,23 @@ def public_host(kservice: dict[str, Any]) -> str:
 def through_ingress(suite: Suite, kservice: dict[str, Any], path: str = "/e2e") -> dict[str, Any]:
     """The app's answer through Traefik's public entrypoint, with its public host."""
     return report(f"http://{node_ip(suite)}:{PUBLIC_PORT}{path}", public_host(kservice))
+
+
+def through_ingress_at_latest(suite: Suite, kservice: dict[str, Any], path: str = "/e2e") -> dict[str, Any]:
+    """The app's answer through the public entrypoint once its latest Ready revision gives it (within
+    ``ROUTE_S``); fails naming the revision that still answers."""
+    revision = kservice["status"]["latestReadyRevisionName"]
+    deadline = time.monotonic() + ROUTE_S
+    while True:
+        answer = through_ingress(suite, kservice, path)
+        served = answer["env"].get("K_REVISION")
+        if served == revision:
+            return answer
+        if time.monotonic() > deadline:
+            name = kservice["metadata"]["name"]
+            msg = f"{name}: answered by {served}, not {revision}, {ROUTE_S:.0f} s after it was Ready"
+            raise ScenarioFailed(msg)
+        time.sleep(POLL_S)
 
 
 def private_host(name: str, namespace: str) -> str:
