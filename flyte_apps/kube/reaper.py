@@ -6,7 +6,8 @@ upstream Go code deletes ``status.latestReadyRevisionName`` right after patching
 moment Knative may already have reconciled, so that name can be the *new* stop revision and
 the old one survives.  This module waits until Knative has observed the patched generation and
 the stop revision is both the latest created and the latest ready one, and only then deletes
-every *other* revision that still has pods.  It never deletes the stop revision, and it never
+every *other* revision that still has pods (an app created stopped has no other revision: it
+waits only until Knative has created the first one).  It never deletes the stop revision, and it never
 waits longer than its bound.
 
 ``stop`` is what both RevisionReapers (the stack-config program's dynamic resource and the component
@@ -42,6 +43,9 @@ from flyte_apps.kube.api import (
 from flyte_apps.kube.errors import KubeError, KubeNotFound
 from flyte_apps.kube.retry import DEFAULT_RETRY, RetryPolicy
 from flyte_apps.kube.target import KubeTarget, build_api_client
+
+FIRST_GENERATION = 1
+"""``metadata.generation`` of an object whose spec has never changed since it was created."""
 
 _MIN_REQUEST_TIMEOUT = 1.0
 """Seconds; even near the deadline a request gets this long, so it can still answer."""
@@ -81,14 +85,20 @@ class _Observed:
 
     @property
     def stop_revision(self) -> str | None:
-        """The stop revision, once Knative has reconciled the current spec and it is ready."""
-        settled = (
-            self.generation is not None
-            and self.observed_generation == self.generation
-            and self.latest_created is not None
-            and self.latest_ready == self.latest_created
-        )
-        return self.latest_ready if settled else None
+        """The stop revision, once Knative has reconciled the current spec (it is the latest created
+        revision) and it is ready. A KService at its first generation never had another template,
+        so its one revision is the stop revision and nothing older exists to delete: it counts once
+        created, ready or not (waiting for a never-started app to become Ready would delay every
+        `pulumi up` that creates a stopped app for nothing)."""
+        if (
+            self.generation is None
+            or self.observed_generation != self.generation
+            or self.latest_created is None
+        ):
+            return None
+        if self.generation == FIRST_GENERATION or self.latest_ready == self.latest_created:
+            return self.latest_created
+        return None
 
     def describe(self) -> str:
         return (

@@ -146,7 +146,10 @@ def test_provider_create_of_missing_kservice_succeeds(kube_server: FakeKubeApi) 
 def test_provider_fails_clearly_when_knative_never_settles(kube_server: FakeKubeApi) -> None:
     assert kube_server.kubeconfig_path is not None
     kube_server.add_kservice(NAMESPACE, KSVC)
-    kube_server.reconcile_kservice(NAMESPACE, KSVC, ready=False)
+    kube_server.patch(
+        KSERVICES, NAMESPACE, KSVC, {"spec": {"template": {"metadata": {"labels": {"x": "0"}}}}}
+    )
+    kube_server.reconcile_kservice(NAMESPACE, KSVC, ready=False)  # a stop (generation 2) never Ready
     with pytest.raises(RevisionReaperError, match=r"timed out after 0\.5s waiting for Knative"):
         configured_provider(kube_server.kubeconfig_path).create(props(timeout=0.5))
 

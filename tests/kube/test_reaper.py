@@ -187,6 +187,50 @@ def test_reaper_timeout_is_bounded_with_an_injected_clock(
     assert sleeps == [10, 10, 10]
 
 
+def test_an_app_created_stopped_waits_only_for_its_first_revision_to_be_created(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    """Generation 1 never had another template: no older revision exists, so readiness is not waited for."""
+    kube_server.add_kservice(NS, APP)
+    polls: list[float] = []
+
+    def sleep_then_create_unready(seconds: float) -> None:
+        polls.append(seconds)
+        if len(polls) == 2:
+            kube_server.reconcile_kservice(NS, APP, ready=False)
+
+    result = reap(kube_api, sleep=sleep_then_create_unready)
+
+    assert result == ReapResult(deleted=(), stop_revision=f"{APP}-00001")
+    assert len(polls) == 2
+    assert kube_server.requests_matching("DELETE") == ()
+    assert kube_server.requests_matching("GET", "/pods") != ()
+
+
+def test_an_app_created_stopped_keeps_the_pods_of_its_only_revision(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    kube_server.add_kservice(NS, APP)
+    only = kube_server.reconcile_kservice(NS, APP, ready=False)
+    pods = kube_server.add_revision_pods(NS, APP, only)
+
+    assert reap(kube_api) == ReapResult(deleted=(), stop_revision=only)
+    assert kube_server.names(PODS, NS) == pods
+
+
+def test_a_changed_kservice_still_waits_for_its_new_revision_to_be_ready(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    """The first-generation rule does not reach a KService whose spec changed: the old revision stays
+    until the new one is ready."""
+    kube_server.add_kservice(NS, APP)
+    kube_server.patch(KSERVICES, NS, APP, {"spec": {"template": {"metadata": {"annotations": {"x": "0"}}}}})
+    only = kube_server.reconcile_kservice(NS, APP, ready=False)
+    waited = f"generation 2, observedGeneration 2, latestCreatedRevisionName {only}"
+    with pytest.raises(ReaperTimeout, match=waited):
+        reap(kube_api, timeout_seconds=0.3, poll_interval=0.05)
+
+
 def test_reaper_leaves_revisions_without_pods_alone(
     kube_server: FakeKubeApi, kube_api: client.ApiClient
 ) -> None:
