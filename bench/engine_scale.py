@@ -1,57 +1,93 @@
-"""Benchmark: the real engine. `pulumi preview` and `pulumi up` of a generated stack of ``APPS`` apps,
-against two floors in the same engine: a bare pulumi-kubernetes program that registers the same
-objects, and a program that registers the same graph as ours with no logic of ours.
+"""Benchmark: the real engine. `pulumi preview`, `pulumi up`, `up` with nothing to change and `pulumi
+refresh` of generated stacks of ``SIZES`` apps (every tenth stopped), against two floors in the same
+engine: a bare pulumi-kubernetes program that registers the same objects, and a program that
+registers the same graph as ours with no logic of ours; then the stops of ``STOP_APPS`` apps in one
+`up` against one stop alone.
 
-Needs the real-engine tools (``make e2e-tools``); without them the row says so and nothing runs. A
-control plane with Knative (``tests/e2e/cluster``) runs for the benchmark's length. Each round runs,
-interleaved, ours (this repository's program on ``bench.stacks.stack_config(APPS)`` with Knative's
-config patches) and the floor (``bench/floor_engine.py``: the Namespace, the ConfigMap patches and the
-KServices our plan renders, as plain pulumi-kubernetes resources under one provider, in a namespace of
-its own) and the same-graph floor (``bench/floor_same_graph.py``: those objects, plus a component per
-app with the KService as its child and the same outputs, a no-op dynamic resource per stopped app, the
-same export): preview, then up (each timed, wall clock, the whole `pulumi` command), then destroy (not
-timed), so every round starts from an empty cluster. Against the same graph, what is left is our logic
-(validation, planning) and what a RevisionReaper does that a no-op does not: wait for Knative to make
-the stop revision ready, then delete the old revisions.
+Needs the real-engine tools (``make e2e-tools``); without them the rows say so and nothing runs. A
+control plane with Knative and no node (``tests/e2e/cluster``: no pod ever runs, so 500 apps fit) runs
+for the benchmark's length. Each round runs, for each size, interleaved, ours (this repository's
+program on ``bench.stacks.stack_config(size)`` with Knative's config patches), the same-graph floor
+(``bench/floor_same_graph.py``: those objects, plus a component per app with the KService as its
+child and the same outputs, a no-op dynamic resource per stopped app, the same export) and the bare
+floor (``bench/floor_engine.py``: the Namespace, the ConfigMap patches and the KServices our plan
+renders, as plain pulumi-kubernetes resources under one provider): preview, up, up again with
+``--expect-no-changes`` (the engine fails it if anything would change), refresh (each timed, wall clock
+of the whole `pulumi` command), then destroy (not timed), so every round starts from an empty cluster.
+During the first `up` the program's process (the language host's Python child) is sampled for its
+peak RSS (``VmHWM``, every ``RSS_POLL_S``). Against the same graph, what is left is our logic
+(validation, planning) and what a RevisionReaper does that a no-op does not: wait for Knative to
+create (an app created stopped) or make ready (a stopped app) the stop revision, then delete the old
+revisions with pods.
+
+The stop rows: ``STOP_APPS + 1`` running apps are deployed; one is stopped alone (its stop: from its
+KService's update to its reaper's create, both as the engine records them in the stack's state), then
+the other ``STOP_APPS`` in one `up` (from the first of their KServices' updates to the last of their
+reapers' creates). No event log gives a reaper's start here (this CLI has no ``--event-log``), so the
+single stop measured alone stands for the slowest single stop.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
+import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
-from bench.measure import REPO_ROOT, ROUNDS, progress
-from bench.report import Row, compared, count, no_more_than, seconds
-from bench.stacks import stack_config
+from bench.measure import REPO_ROOT, ROUNDS, Budget, progress
+from bench.report import Row, compared, count, mib, no_more_than, seconds, times
+from bench.stacks import app_entry, stack_config
 from flyte_apps.core.plan import plan_stack
 from tests.e2e import build, cluster
 from tests.e2e.run import install_kubernetes_plugin, link_project, pulumi_environment
 
 TITLE: Final = "engine"
-APPS: Final = 100
+SIZES: Final = (100, 500)
+STOP_APPS: Final = 10
 NOTE: Final = (
-    f"engine: the real `pulumi preview` and `pulumi up` (Pulumi CLI, pulumi-kubernetes, kube-apiserver and "
-    f"Knative built by `make e2e-tools`) of {APPS} generated apps, wall clock of the whole command, "
-    "against a bare pulumi-kubernetes program registering the same Namespace, ConfigMap patches and "
-    "KServices (`bench/floor_engine.py`), and against the same graph with no logic of ours "
-    "(`bench/floor_same_graph.py`); destroy between runs, not timed."
+    f"engine: the real `pulumi preview`, `up`, no-change `up` and `refresh` (Pulumi CLI, pulumi-kubernetes, "
+    f"kube-apiserver and Knative built by `make e2e-tools`, no node) of {' and '.join(map(str, SIZES))} "
+    "generated apps (10 % stopped), wall clock of the whole command, against the same graph with no "
+    "logic of ours (`bench/floor_same_graph.py`) and a bare pulumi-kubernetes program registering the "
+    "same objects (`bench/floor_engine.py`); growth is the time at the larger size over the smaller; "
+    f"peak RSS is the program's process during `up`; {STOP_APPS} stops in one `up` against one stop "
+    "alone (times the engine records in the stack's state); destroy between runs, not timed."
 )
-BUDGET_S: Final = 1200.0
+BUDGET_S: Final = 3600.0
 COMMAND_TIMEOUT_S: Final = 900.0
 FLOOR_PROGRAM: Final = Path(__file__).with_name("floor_engine.py")
 SAME_GRAPH_PROGRAM: Final = Path(__file__).with_name("floor_same_graph.py")
 SAME_GRAPH_GOAL: Final = 1.15
 BARE_GOAL: Final = 1.5
-COMMANDS: Final = ("preview", "up")
+GROWTH_GOAL: Final = 1.1
+RSS_GOAL: Final = 1.2
+STOP_GOAL: Final = 1.2
+RSS_POLL_S: Final = 0.05
+PROGRAM_MARK: Final = "pulumi-language-python-exec"
+"""A word of the command line the Python language host runs the program with."""
 FLOOR_CONFIG_KEY: Final = "bench:objects"
+STEPS: Final = ("preview", "up", "up, nothing to change", "refresh")
+ARGV: Final[dict[str, tuple[str, ...]]] = {
+    "preview": ("preview",),
+    "up": ("up", "--yes"),
+    "up, nothing to change": ("up", "--yes", "--expect-no-changes"),
+    "refresh": ("refresh", "--yes"),
+}
+SAME_GRAPH_GOALS: Final = dict.fromkeys(STEPS, SAME_GRAPH_GOAL)
+BARE_GOALS: Final = {"preview": BARE_GOAL, "up, nothing to change": BARE_GOAL}
+GROWTH_STEPS: Final = ("preview", "up")
+TYPE_REAPER_SUFFIX: Final = ":RevisionReaper"
+TYPE_KSERVICE: Final = "kubernetes:serving.knative.dev/v1:Service"
 
 
 @dataclass(frozen=True)
@@ -60,81 +96,188 @@ class Side:
 
     name: str
     project: Path
-    write_stack: Callable[[Path, int], None]
+    write_stack: Callable[[Path, dict[str, Any]], None]
+
+
+@dataclass
+class Runs:
+    """One side's timings at one size: each step's seconds per round, and the program's peak RSS."""
+
+    times: dict[str, list[float]] = field(default_factory=lambda: {step: [] for step in STEPS})
+    rss_mib: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Pulumi:
+    """The `pulumi` command of the built tools, in the benchmark's environment."""
+
+    binary: Path
+    env: dict[str, str]
+
+    def __call__(self, project: Path, *args: str, stack: str) -> None:
+        argv = [str(self.binary), *args, "--stack", stack, "--non-interactive"]
+        done = subprocess.run(
+            argv, cwd=project, env=self.env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S
+        )
+        if done.returncode != 0:
+            tail = (done.stdout + done.stderr)[-3000:]
+            msg = f"{' '.join(argv[1:4])} in {project.name} exited {done.returncode}:\n{tail}"
+            raise RuntimeError(msg)
+
+    def export(self, project: Path, stack: str) -> dict[str, Any]:
+        argv = [str(self.binary), "stack", "export", "--stack", stack]
+        done = subprocess.run(
+            argv,
+            cwd=project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT_S,
+            check=True,
+        )
+        state: dict[str, Any] = json.loads(done.stdout)
+        return state
 
 
 def run(workdir: Path) -> list[Row]:
     try:
         tools = build.locate()
     except build.ToolError as exc:
-        return [Row(TITLE, "pulumi preview, pulumi up", f"{count(APPS)} apps", f"not run: {exc}")]
+        return [Row(TITLE, "pulumi preview, up, refresh", ", ".join(map(str, SIZES)), f"not run: {exc}")]
     workdir.mkdir(parents=True, exist_ok=True)
     env = pulumi_environment(workdir, tools)
     for name in ("home", "pulumi-home", "state"):
         (workdir / name).mkdir(exist_ok=True)
+    pulumi = Pulumi(tools["pulumi"].binary("pulumi"), env)
+    budget = Budget(BUDGET_S)
+    rows: list[Row] = []
     with cluster.running(workdir / "cluster", tools) as plane:
         sides = prepare(workdir, plane, tools, env)
-        timings: dict[str, dict[str, list[float]]] = {s.name: {c: [] for c in COMMANDS} for s in sides}
-        for round_ in range(ROUNDS):
-            for side in sides:
-                progress(f"{TITLE}: round {round_ + 1}/{ROUNDS}, {side.name}")
-                stack = f"{side.name}-{round_}"
-                side.write_stack(side.project / f"Pulumi.{stack}.yaml", round_)
-                pulumi(tools, env, side.project, "stack", "init", stack=stack)
-                for command in COMMANDS:
-                    began = time.monotonic()
-                    pulumi(
-                        tools,
-                        env,
-                        side.project,
-                        command,
-                        *(["--yes"] if command == "up" else []),
-                        stack=stack,
+        runs: dict[int, dict[str, Runs]] = {}
+        for size in SIZES:
+            projected = project_time(runs, size)
+            if projected is not None and not budget.fits(projected):
+                rows.append(
+                    Row(
+                        TITLE,
+                        "pulumi preview, up, refresh",
+                        count(size),
+                        f"not run: {projected:.0f} s projected, {budget.left():.0f} s left",
                     )
-                    timings[side.name][command].append(time.monotonic() - began)
-                pulumi(tools, env, side.project, "destroy", "--yes", stack=stack)
-    size = f"{count(APPS)} apps"
-    # (floor, its label, the goal per command: against the same graph both, against the bare one preview)
-    floors = (
-        ("same-graph", "the same graph", {"preview": SAME_GRAPH_GOAL, "up": SAME_GRAPH_GOAL}),
-        ("floor", "bare program", {"preview": BARE_GOAL}),
+                )
+                continue
+            began = time.perf_counter()
+            runs[size] = {side.name: Runs() for side in sides}
+            for round_ in range(ROUNDS):
+                for side in sides:
+                    progress(f"{TITLE}: {size} apps, round {round_ + 1}/{ROUNDS}, {side.name}")
+                    one_round(pulumi, side, size, round_, runs[size][side.name])
+            progress(f"{TITLE}: {size} apps took {time.perf_counter() - began:.0f} s")
+            rows += size_rows(size, runs[size])
+        rows += growth_rows(runs)
+        rows += stop_rows(pulumi, sides[0])
+    return rows
+
+
+def project_time(runs: Mapping[int, Mapping[str, Runs]], size: int) -> float | None:
+    """Seconds the rounds of ``size`` would take, linear in the apps from the largest size run."""
+    if not runs:
+        return None
+    done = max(runs)
+    spent = sum(sum(sum(t) for t in r.times.values()) for r in runs[done].values())
+    return spent * size / done
+
+
+def one_round(pulumi: Pulumi, side: Side, size: int, round_: int, runs: Runs) -> None:
+    stack = f"{side.name}-{size}-{round_}"
+    side.write_stack(
+        side.project / f"Pulumi.{stack}.yaml", config_for(size, f"bench-{side.name}-{size}-{round_}")
     )
+    pulumi(side.project, "stack", "init", stack=stack)
+    for step in STEPS:
+        began = time.monotonic()
+        if step == "up":
+            with PeakRss(side.project) as peak:
+                pulumi(side.project, *ARGV[step], stack=stack)
+            runs.rss_mib.append(peak.mib)
+        else:
+            pulumi(side.project, *ARGV[step], stack=stack)
+        runs.times[step].append(time.monotonic() - began)
+    pulumi(side.project, "destroy", "--yes", stack=stack)
+    pulumi(side.project, "stack", "rm", "--yes", stack=stack)
+
+
+def size_rows(size: int, runs: Mapping[str, Runs]) -> list[Row]:
     rows = []
-    for command in COMMANDS:
+    floors = (("same-graph", "the same graph", SAME_GRAPH_GOALS), ("floor", "bare program", BARE_GOALS))
+    for step in STEPS:
         for floor, label, goals in floors:
-            goal = goals.get(command)
+            goal = goals.get(step)
             rows.append(
                 compared(
                     TITLE,
-                    f"pulumi {command} vs {label}",
-                    size,
-                    timings["ours"][command],
-                    timings[floor][command],
+                    f"pulumi {step} vs {label}",
+                    f"{count(size)} apps",
+                    runs["ours"].times[step],
+                    runs[floor].times[step],
                     seconds,
                     goal=f"<= {goal}x" if goal else "",
                     check=no_more_than(goal) if goal else None,
                 )
             )
+    rss_goal = RSS_GOAL if size == max(SIZES) else None
+    for floor, label, _ in floors:
+        rows.append(
+            compared(
+                TITLE,
+                f"program peak RSS during up vs {label}",
+                f"{count(size)} apps",
+                runs["ours"].rss_mib,
+                runs[floor].rss_mib,
+                mib,
+                goal=f"<= {rss_goal}x" if rss_goal and floor == "same-graph" else "",
+                check=no_more_than(rss_goal) if rss_goal and floor == "same-graph" else None,
+            )
+        )
     return rows
 
 
-def pulumi(tools: Any, env: dict[str, str], project: Path, *args: str, stack: str) -> None:
-    argv = [str(tools["pulumi"].binary("pulumi")), *args, "--stack", stack, "--non-interactive"]
-    done = subprocess.run(
-        argv, cwd=project, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S
-    )
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr)[-3000:]
-        msg = f"{' '.join(argv[:2])} in {project.name} exited {done.returncode}:\n{tail}"
-        raise RuntimeError(msg)
+def growth_rows(runs: Mapping[int, Mapping[str, Runs]]) -> list[Row]:
+    """Time at the largest size over time at the smallest, per round: ours against the same graph's."""
+    if len(runs) < 2:
+        return []
+    small, large = min(runs), max(runs)
+    rows = []
+    for step in GROWTH_STEPS:
+        growth = {
+            side: [
+                b / a
+                for a, b in zip(runs[small][side].times[step], runs[large][side].times[step], strict=True)
+            ]
+            for side in ("ours", "same-graph")
+        }
+        rows.append(
+            compared(
+                TITLE,
+                f"growth of pulumi {step} vs the same graph's",
+                f"{count(small)} -> {count(large)} apps",
+                growth["ours"],
+                growth["same-graph"],
+                times,
+                goal=f"<= {GROWTH_GOAL}x",
+                check=no_more_than(GROWTH_GOAL),
+            )
+        )
+    return rows
 
 
-def config_for(round_: int, namespace_prefix: str) -> dict[str, Any]:
-    config = stack_config(APPS)
-    platform = dict(
-        config["flyte-apps:platform"], namespace=f"{namespace_prefix}-{round_}", retainNamespace=False
+def config_for(apps: int | list[dict[str, Any]], namespace: str) -> dict[str, Any]:
+    """The generated stack of ``apps`` apps (or these app entries) in ``namespace``, with Knative's
+    config managed; destroy removes the namespace."""
+    config = stack_config(apps) if isinstance(apps, int) else {**stack_config(0), "flyte-apps:apps": apps}
+    config["flyte-apps:platform"] = dict(
+        config["flyte-apps:platform"], namespace=namespace, retainNamespace=False
     )
-    config["flyte-apps:platform"] = platform
     config["flyte-apps:knative"] = {"manageConfig": True}
     return config
 
@@ -149,20 +292,20 @@ def prepare(
     same_dir = floor_project(workdir / "same-graph", SAME_GRAPH_PROGRAM)
     kubeconfig = str(plane.kubeconfig)
 
-    def write_ours(path: Path, round_: int) -> None:
-        config = {**config_for(round_, "bench-ours"), "kubernetes:kubeconfig": kubeconfig}
-        path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    def write_config(path: Path, config: Mapping[str, Any]) -> None:
+        path.write_text(
+            yaml.safe_dump({"config": {**config, "kubernetes:kubeconfig": kubeconfig}}, sort_keys=False)
+        )
 
-    def write_floor(path: Path, round_: int) -> None:
-        plan = plan_stack(config_for(round_, "bench-floor"))
+    def write_floor(path: Path, config: dict[str, Any]) -> None:
+        plan = plan_stack(config)
         objects = [{"manifest": o.manifest, "patch": o.patch} for o in plan.objects()]
         listing = path.with_suffix(".objects.json")
         listing.write_text(json.dumps(objects))
-        config = {FLOOR_CONFIG_KEY: str(listing), "kubernetes:kubeconfig": kubeconfig}
-        path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+        write_config(path, {FLOOR_CONFIG_KEY: str(listing)})
 
-    def write_same(path: Path, round_: int) -> None:
-        plan = plan_stack(config_for(round_, "bench-same"))
+    def write_same(path: Path, config: dict[str, Any]) -> None:
+        plan = plan_stack(config)
         graph = {
             "objects": [{"manifest": o.manifest, "patch": o.patch} for o in plan.objects()],
             "apps": [
@@ -177,14 +320,127 @@ def prepare(
         }
         listing = path.with_suffix(".graph.json")
         listing.write_text(json.dumps(graph))
-        config = {FLOOR_CONFIG_KEY: str(listing), "kubernetes:kubeconfig": kubeconfig}
-        path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+        write_config(path, {FLOOR_CONFIG_KEY: str(listing)})
 
     return (
-        Side("ours", ours_dir, write_ours),
+        Side("ours", ours_dir, write_config),
         Side("same-graph", same_dir, write_same),
         Side("floor", floor_dir, write_floor),
     )
+
+
+# --- stops in one `up` -----------------------------------------------------------------------------
+
+
+def stop_rows(pulumi: Pulumi, ours: Side) -> list[Row]:
+    """Per round: ``STOP_APPS + 1`` running apps; one stopped alone, then the rest in one `up`."""
+    alone, together = [], []
+    for round_ in range(ROUNDS):
+        progress(f"{TITLE}: {STOP_APPS} stops, round {round_ + 1}/{ROUNDS}")
+        single, all_at_once = stop_round(pulumi, ours, round_)
+        alone.append(single)
+        together.append(all_at_once)
+    return [
+        compared(
+            TITLE,
+            f"{STOP_APPS} stops in one up vs one stop alone",
+            f"{STOP_APPS} apps",
+            together,
+            alone,
+            seconds,
+            goal=f"<= {STOP_GOAL}x",
+            check=no_more_than(STOP_GOAL),
+        )
+    ]
+
+
+def stop_round(pulumi: Pulumi, ours: Side, round_: int) -> tuple[float, float]:
+    """The seconds of one stop alone and of ``STOP_APPS`` stops in one `up`."""
+    entries = [{k: v for k, v in app_entry(i).items() if k != "stopped"} for i in range(STOP_APPS + 1)]
+    stack = f"stops-{round_}"
+    path = ours.project / f"Pulumi.{stack}.yaml"
+
+    def deploy(stopped: int) -> dict[str, Any]:
+        apps = [dict(e, stopped=True) if i < stopped else e for i, e in enumerate(entries)]
+        ours.write_stack(path, config_for(apps, f"bench-stops-{round_}"))
+        pulumi(ours.project, "up", "--yes", stack=stack)
+        return pulumi.export(ours.project, stack)
+
+    pulumi(ours.project, "stack", "init", stack=stack)
+    running = deploy(0)
+    first = deploy(1)
+    last = deploy(STOP_APPS + 1)
+    pulumi(ours.project, "destroy", "--yes", stack=stack)
+    pulumi(ours.project, "stack", "rm", "--yes", stack=stack)
+    return stop_span(first, running, entries[:1]), stop_span(last, first, entries[1:])
+
+
+def stop_span(state: Mapping[str, Any], before: Mapping[str, Any], entries: list[dict[str, Any]]) -> float:
+    """Seconds from the first update of these apps' KServices to the last create of their reapers, as
+    the engine recorded them in ``state`` (the KServices' updates are the ones ``before`` lacks)."""
+    names = {entry["name"] for entry in entries}
+    previous = {r["urn"]: r.get("modified") for r in before["deployment"]["resources"]}
+    updated, reaped = [], []
+    for resource in state["deployment"]["resources"]:
+        app = next((n for n in names if f"{n}-" in resource["urn"].rsplit("::", 1)[-1]), None)
+        if app is None:
+            continue
+        if resource["type"] == TYPE_KSERVICE:
+            if resource.get("modified") == previous.get(resource["urn"]):
+                msg = f"the KService of {app} was not updated by the stop: {resource['urn']}"
+                raise RuntimeError(msg)
+            updated.append(instant(resource["modified"]))
+        elif resource["type"].endswith(TYPE_REAPER_SUFFIX):
+            reaped.append(instant(resource["created"]))
+    if len(updated) != len(names) or len(reaped) != len(names):
+        msg = f"expected {len(names)} updated KServices and reapers, found {len(updated)} and {len(reaped)}"
+        raise RuntimeError(msg)
+    return max(reaped) - min(updated)
+
+
+def instant(text: str) -> float:
+    """Seconds since the epoch of a state timestamp (RFC 3339, nanoseconds allowed)."""
+    return datetime.fromisoformat(re.sub(r"(\.\d{6})\d+", r"\1", text.replace("Z", "+00:00"))).timestamp()
+
+
+class PeakRss:
+    """The peak RSS of the program a `pulumi` command runs in ``project``, sampled from ``/proc`` every
+    ``RSS_POLL_S`` while the block runs (the kernel's ``VmHWM``, so a sample sees the peak so far)."""
+
+    def __init__(self, project: Path) -> None:
+        self.project = project.resolve()
+        self.mib = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        if self.mib == 0.0 and exc[0] is None:
+            msg = f"no program process of {self.project} was seen"
+            raise RuntimeError(msg)
+
+    def _poll(self) -> None:
+        while not self._done.wait(RSS_POLL_S):
+            for proc in Path("/proc").iterdir():
+                if proc.name.isdigit():
+                    self.mib = max(self.mib, self._program_peak(proc))
+
+    def _program_peak(self, proc: Path) -> float:
+        try:
+            if PROGRAM_MARK not in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                return 0.0
+            if Path(os.readlink(proc / "cwd")) != self.project:
+                return 0.0
+            status = (proc / "status").read_text()
+        except OSError:
+            return 0.0  # gone, or not ours to read
+        match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+        return int(match.group(1)) / 1024 if match else 0.0
 
 
 def floor_project(directory: Path, program: Path) -> Path:

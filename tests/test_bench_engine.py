@@ -1,0 +1,107 @@
+"""The engine benchmark's measures: a stop's span from the times the engine records in the stack's
+state, and the program's peak RSS sampled from ``/proc``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.engine_scale import PROGRAM_MARK, TYPE_KSERVICE, PeakRss, instant, stop_span
+
+REAPER = "pulumi-python:dynamic/flyte:RevisionReaper"
+PREFIX = "urn:pulumi:s::p::flyte:apps:FlyteApp$"
+
+
+def resource(type_: str, name: str, **times: str) -> dict[str, Any]:
+    return {"urn": f"{PREFIX}{type_}::{name}", "type": type_, **times}
+
+
+def state(*resources: dict[str, Any]) -> dict[str, Any]:
+    return {"deployment": {"resources": list(resources)}}
+
+
+def test_a_stop_spans_from_the_first_kservice_update_to_the_last_reaper_create() -> None:
+    before = state(
+        resource(TYPE_KSERVICE, "app-00001-kservice", modified="2026-12-05T10:00:00Z"),
+        resource(TYPE_KSERVICE, "app-00002-kservice", modified="2026-12-05T10:00:00Z"),
+        resource(TYPE_KSERVICE, "app-00003-kservice", modified="2026-12-05T10:00:00Z"),
+    )
+    after = state(
+        resource(TYPE_KSERVICE, "app-00001-kservice", modified="2026-12-05T10:01:00.250000000Z"),
+        resource(TYPE_KSERVICE, "app-00002-kservice", modified="2026-12-05T10:01:00.5Z"),
+        resource(TYPE_KSERVICE, "app-00003-kservice", modified="2026-12-05T10:00:00Z"),
+        resource(REAPER, "app-00001-reaper", created="2026-12-05T10:01:04.250000001Z"),
+        resource(REAPER, "app-00002-reaper", created="2026-12-05T10:01:02Z"),
+    )
+    span = stop_span(after, before, [{"name": "app-00001"}, {"name": "app-00002"}])
+    assert span == pytest.approx(4.0)
+
+
+def test_a_stop_span_refuses_a_kservice_the_stop_did_not_update() -> None:
+    before = state(resource(TYPE_KSERVICE, "app-00001-kservice", modified="2026-12-05T10:00:00Z"))
+    after = state(
+        resource(TYPE_KSERVICE, "app-00001-kservice", modified="2026-12-05T10:00:00Z"),
+        resource(REAPER, "app-00001-reaper", created="2026-12-05T10:01:02Z"),
+    )
+    with pytest.raises(RuntimeError, match="the KService of app-00001 was not updated"):
+        stop_span(after, before, [{"name": "app-00001"}])
+
+
+def test_a_stop_span_refuses_a_stop_without_its_reaper() -> None:
+    before = state(resource(TYPE_KSERVICE, "app-00001-kservice", modified="2026-12-05T10:00:00Z"))
+    after = state(resource(TYPE_KSERVICE, "app-00001-kservice", modified="2026-12-05T10:00:01Z"))
+    with pytest.raises(RuntimeError, match="expected 1 updated KServices and reapers, found 1 and 0"):
+        stop_span(after, before, [{"name": "app-00001"}])
+
+
+def test_state_times_keep_their_fraction_and_zone() -> None:
+    assert instant("1970-01-01T00:00:01.123456789Z") == pytest.approx(1.123456)
+    assert instant("1970-01-01T01:00:00+01:00") == 0.0
+
+
+def test_the_peak_rss_is_the_program_process_of_the_project_and_no_other(tmp_path: Path) -> None:
+    project, other = tmp_path / "project", tmp_path / "other"
+    project.mkdir()
+    other.mkdir()
+    grow = "import sys; b = bytearray(int(sys.argv[1]) << 20); sys.stdin.read()"
+
+    def program(cwd: Path, mib: int) -> subprocess.Popen[str]:
+        argv = [sys.executable, "-c", grow, str(mib), PROGRAM_MARK]
+        return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, text=True)
+
+    with PeakRss(project) as peak:
+        ours, theirs = program(project, 64), program(other, 256)
+        try:
+            for proc, mib in ((ours, 64), (theirs, 256)):
+                until(reached(proc.pid, mib), f"{proc.pid} reaches {mib} MiB")
+            until(lambda: peak.mib >= 64, "the sampler sees the program's 64 MiB")
+        finally:
+            for proc in (ours, theirs):
+                proc.communicate("", timeout=30)
+    assert 64 <= peak.mib < 256
+
+
+def reached(pid: int, mib: int) -> Callable[[], bool]:
+    """Whether the process's peak RSS has reached ``mib``."""
+
+    def check() -> bool:
+        status = Path(f"/proc/{pid}/status").read_text()
+        return int(next(x for x in status.splitlines() if x.startswith("VmHWM:")).split()[1]) >= mib * 1024
+
+    return check
+
+
+def until(condition: Callable[[], bool], what: str) -> None:
+    """Wait for ``condition``, at most 2,000 checks 10 ms apart."""
+    for _ in range(2_000):
+        if condition():
+            return
+        time.sleep(0.01)
+    msg = f"timed out waiting until {what}"
+    raise AssertionError(msg)
