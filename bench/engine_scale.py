@@ -45,6 +45,7 @@ from typing import Any, Final
 import yaml
 
 from bench.measure import REPO_ROOT, ROUNDS, Budget, progress
+from bench.profile import RATE_HZ, py_spy, summary
 from bench.report import Row, compared, count, mib, no_more_than, seconds, times
 from bench.stacks import app_entry, stack_config
 from flyte_apps.core.plan import plan_stack
@@ -86,6 +87,8 @@ ARGV: Final[dict[str, tuple[str, ...]]] = {
 SAME_GRAPH_GOALS: Final = dict.fromkeys(STEPS, SAME_GRAPH_GOAL)
 BARE_GOALS: Final = {"preview": BARE_GOAL, "up, nothing to change": BARE_GOAL}
 GROWTH_STEPS: Final = ("preview", "up")
+PROGRAM_STEPS: Final = ("preview", "up")
+"""The steps whose program process is watched (its lifetime; in `up`, its peak RSS)."""
 TYPE_REAPER_SUFFIX: Final = ":RevisionReaper"
 TYPE_KSERVICE: Final = "kubernetes:serving.knative.dev/v1:Service"
 
@@ -104,6 +107,8 @@ class Runs:
     """One side's timings at one size: each step's seconds per round, and the program's peak RSS."""
 
     times: dict[str, list[float]] = field(default_factory=lambda: {step: [] for step in STEPS})
+    program: dict[str, list[float]] = field(default_factory=lambda: {step: [] for step in PROGRAM_STEPS})
+    """Seconds the program's process lived, per step that runs it."""
     rss_mib: list[float] = field(default_factory=list)
 
 
@@ -179,6 +184,46 @@ def run(workdir: Path) -> list[Row]:
     return rows
 
 
+def profile(workdir: Path, size: int, side_name: str, step: str, raw: Path) -> str:
+    """One ``step`` of ``side_name`` on a fresh stack of ``size`` apps, with py-spy attached to the program
+    (by PID, once the language host has started it): when the program ran within the command, and
+    py-spy's summary of it (``bench.hotspots engine``)."""
+    tools = build.locate()
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = pulumi_environment(workdir, tools)
+    for name in ("home", "pulumi-home", "state"):
+        (workdir / name).mkdir(exist_ok=True)
+    pulumi = Pulumi(tools["pulumi"].binary("pulumi"), env)
+    with cluster.running(workdir / "cluster", tools) as plane:
+        side = next(s for s in prepare(workdir, plane, tools, env) if s.name == side_name)
+        stack = f"profile-{side.name}"
+        side.write_stack(
+            side.project / f"Pulumi.{stack}.yaml", config_for(size, f"bench-profile-{side.name}")
+        )
+        pulumi(side.project, "stack", "init", stack=stack)
+        if step != "preview":
+            pulumi(side.project, "preview", stack=stack)  # the plugins installed, as in a benchmark round
+        recorders: list[subprocess.Popen[bytes]] = []
+
+        def attach(pid: int) -> None:
+            argv = [py_spy(), "record", "--pid", str(pid), "--format", "raw", "--threads"]
+            argv += ["--rate", str(RATE_HZ), "-o", str(raw)]
+            recorders.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+        began = time.monotonic()
+        with ProgramProbe(side.project, on_start=attach) as probe:
+            pulumi(side.project, *ARGV[step], stack=stack)
+        took = time.monotonic() - began
+        for recorder in recorders:
+            recorder.wait(timeout=COMMAND_TIMEOUT_S)
+        pulumi(side.project, "destroy", "--yes", stack=stack)
+    timeline = (
+        f"pulumi {step} of {side_name}, {size} apps: {took:.2f} s; the program's process seen from "
+        f"+{probe.first_seen - began:.2f} s for {probe.lifetime:.2f} s, peak RSS {probe.mib:.0f} MiB"
+    )
+    return f"{timeline}\n\n{summary(raw)}"
+
+
 def project_time(runs: Mapping[int, Mapping[str, Runs]], size: int) -> float | None:
     """Seconds the rounds of ``size`` would take, linear in the apps from the largest size run."""
     if not runs:
@@ -196,10 +241,12 @@ def one_round(pulumi: Pulumi, side: Side, size: int, round_: int, runs: Runs) ->
     pulumi(side.project, "stack", "init", stack=stack)
     for step in STEPS:
         began = time.monotonic()
-        if step == "up":
-            with PeakRss(side.project) as peak:
+        if step in PROGRAM_STEPS:
+            with ProgramProbe(side.project) as probe:
                 pulumi(side.project, *ARGV[step], stack=stack)
-            runs.rss_mib.append(peak.mib)
+            runs.program[step].append(probe.lifetime)
+            if step == "up":
+                runs.rss_mib.append(probe.mib)
         else:
             pulumi(side.project, *ARGV[step], stack=stack)
         runs.times[step].append(time.monotonic() - began)
@@ -225,6 +272,17 @@ def size_rows(size: int, runs: Mapping[str, Runs]) -> list[Row]:
                     check=no_more_than(goal) if goal else None,
                 )
             )
+    for step in PROGRAM_STEPS:
+        rows.append(
+            compared(
+                TITLE,
+                f"the program's process in pulumi {step} vs the same graph's",
+                f"{count(size)} apps",
+                runs["ours"].program[step],
+                runs["same-graph"].program[step],
+                seconds,
+            )
+        )
     rss_goal = RSS_GOAL if size == max(SIZES) else None
     for floor, label, _ in floors:
         rows.append(
@@ -403,44 +461,72 @@ def instant(text: str) -> float:
     return datetime.fromisoformat(re.sub(r"(\.\d{6})\d+", r"\1", text.replace("Z", "+00:00"))).timestamp()
 
 
-class PeakRss:
-    """The peak RSS of the program a `pulumi` command runs in ``project``, sampled from ``/proc`` every
-    ``RSS_POLL_S`` while the block runs (the kernel's ``VmHWM``, so a sample sees the peak so far)."""
+class ProgramProbe:
+    """The program a `pulumi` command runs in ``project`` (the language host's Python child), watched
+    from ``/proc`` every ``RSS_POLL_S`` while the block runs: its PID, when it was first and last seen
+    (``time.monotonic``), and its peak RSS (the kernel's ``VmHWM``, so a sample sees the peak so far).
+    ``on_start`` is called with the PID once it is seen (e.g. to attach a profiler)."""
 
-    def __init__(self, project: Path) -> None:
+    def __init__(self, project: Path, on_start: Callable[[int], None] | None = None) -> None:
         self.project = project.resolve()
+        self.on_start = on_start
+        self.pid: int | None = None
+        self.first_seen = self.last_seen = 0.0
         self.mib = 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
-    def __enter__(self) -> PeakRss:
+    @property
+    def lifetime(self) -> float:
+        """Seconds between the first and the last sample that saw the program."""
+        return self.last_seen - self.first_seen
+
+    def __enter__(self) -> ProgramProbe:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
         self._thread.join()
-        if self.mib == 0.0 and exc[0] is None:
+        if self.pid is None and exc[0] is None:
             msg = f"no program process of {self.project} was seen"
             raise RuntimeError(msg)
 
     def _poll(self) -> None:
         while not self._done.wait(RSS_POLL_S):
-            for proc in Path("/proc").iterdir():
-                if proc.name.isdigit():
-                    self.mib = max(self.mib, self._program_peak(proc))
+            pid = self.pid if self.pid is not None else self._find()
+            peak = None if pid is None else self._peak(pid)
+            if pid is None or peak is None:
+                continue
+            now = time.monotonic()
+            if self.pid is None:
+                self.pid, self.first_seen = pid, now
+                if self.on_start is not None:
+                    self.on_start(pid)
+            self.last_seen, self.mib = now, max(self.mib, peak)
 
-    def _program_peak(self, proc: Path) -> float:
+    def _find(self) -> int | None:
+        for proc in Path("/proc").iterdir():
+            try:
+                if (
+                    proc.name.isdigit()
+                    and PROGRAM_MARK in (proc / "cmdline").read_bytes().decode(errors="replace")
+                    and Path(os.readlink(proc / "cwd")) == self.project
+                ):
+                    return int(proc.name)
+            except OSError:
+                continue  # gone, or not ours to read
+        return None
+
+    @staticmethod
+    def _peak(pid: int) -> float | None:
+        """MiB, or None once the process is gone."""
         try:
-            if PROGRAM_MARK not in (proc / "cmdline").read_bytes().decode(errors="replace"):
-                return 0.0
-            if Path(os.readlink(proc / "cwd")) != self.project:
-                return 0.0
-            status = (proc / "status").read_text()
+            status = Path(f"/proc/{pid}/status").read_text()
         except OSError:
-            return 0.0  # gone, or not ours to read
+            return None
         match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
-        return int(match.group(1)) / 1024 if match else 0.0
+        return int(match.group(1)) / 1024 if match else None
 
 
 def floor_project(directory: Path, program: Path) -> Path:

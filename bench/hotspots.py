@@ -5,6 +5,9 @@
     python -m bench.hotspots program --apps 1000 --floor design   # the design's floor, to compare
     python -m bench.hotspots program --apps 1000 --floor bare     # the bare floor
     python -m bench.hotspots render --apps 10000           # flyte-apps render --config FILE
+    python -m bench.hotspots engine --apps 100 [--side same-graph] [--step up]
+                                       # the real engine's `pulumi preview` (or `up`), py-spy attached to
+                                       # the program by PID (needs `make e2e-tools`)
 
 The summary (samples by thread and by package, the top functions) goes to stdout.
 """
@@ -17,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench import program_scale
+from bench import engine_scale, program_scale
 from bench.measure import REPO_ROOT
 from bench.profile import record_argv, summary
 from bench.stacks import write_stack_file
@@ -27,15 +30,25 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench.hotspots", description="Profile one benchmark run."
     )
-    parser.add_argument("benchmark", choices=["program", "render"])
+    parser.add_argument("benchmark", choices=["program", "render", "engine"])
     parser.add_argument("--apps", type=int, default=1_000, help="stack size (default 1000)")
     parser.add_argument(
         "--floor", choices=["design", "bare"], help="profile a floor program instead (program)"
     )
+    parser.add_argument(
+        "--side",
+        choices=["ours", "same-graph", "floor"],
+        default="ours",
+        help="the engine's program (engine)",
+    )
+    parser.add_argument("--step", choices=["preview", "up"], default="preview", help="the command (engine)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="flyte-apps-profile-") as scratch:
         workdir = Path(scratch)
         raw = workdir / "samples.txt"
+        if args.benchmark == "engine":
+            print(engine_scale.profile(workdir / "engine", args.apps, args.side, args.step, raw))
+            return
         if args.benchmark == "program":
             ours, floor = program_scale.prepare(args.apps, workdir)
             floors = {"design": program_scale.DESIGN_FLOOR, "bare": program_scale.FLOOR_PROGRAM}

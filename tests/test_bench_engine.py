@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.engine_scale import PROGRAM_MARK, TYPE_KSERVICE, PeakRss, instant, stop_span
+from bench.engine_scale import PROGRAM_MARK, TYPE_KSERVICE, ProgramProbe, instant, stop_span
 
 REAPER = "pulumi-python:dynamic/flyte:RevisionReaper"
 PREFIX = "urn:pulumi:s::p::flyte:apps:FlyteApp$"
@@ -75,16 +75,18 @@ def test_the_peak_rss_is_the_program_process_of_the_project_and_no_other(tmp_pat
         argv = [sys.executable, "-c", grow, str(mib), PROGRAM_MARK]
         return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, text=True)
 
-    with PeakRss(project) as peak:
+    with ProgramProbe(project) as probe:
         ours, theirs = program(project, 64), program(other, 256)
         try:
             for proc, mib in ((ours, 64), (theirs, 256)):
                 until(reached(proc.pid, mib), f"{proc.pid} reaches {mib} MiB")
-            until(lambda: peak.mib >= 64, "the sampler sees the program's 64 MiB")
+            until(lambda: probe.mib >= 64, "the sampler sees the program's 64 MiB")
         finally:
             for proc in (ours, theirs):
                 proc.communicate("", timeout=30)
-    assert 64 <= peak.mib < 256
+    assert 64 <= probe.mib < 256
+    assert probe.pid == ours.pid
+    assert probe.lifetime > 0
 
 
 def reached(pid: int, mib: int) -> Callable[[], bool]:

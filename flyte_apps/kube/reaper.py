@@ -6,8 +6,9 @@ upstream Go code deletes ``status.latestReadyRevisionName`` right after patching
 moment Knative may already have reconciled, so that name can be the *new* stop revision and
 the old one survives.  This module waits until Knative has observed the patched generation and
 the stop revision is both the latest created and the latest ready one, and only then deletes
-every *other* revision that still has pods (an app created stopped has no other revision: it
-waits only until Knative has created the first one).  It never deletes the stop revision, and it never
+every *other* revision that still has pods. An app created stopped (its KService at generation 1)
+has one revision: once Knative has created it and no other revision of the service holds pods, there
+is nothing to delete and nothing to wait for.  It never deletes the stop revision, and it never
 waits longer than its bound.
 
 ``stop`` is what both RevisionReapers (the stack-config program's dynamic resource and the component
@@ -85,20 +86,21 @@ class _Observed:
 
     @property
     def stop_revision(self) -> str | None:
-        """The stop revision, once Knative has reconciled the current spec (it is the latest created
-        revision) and it is ready. A KService at its first generation never had another template,
-        so its one revision is the stop revision and nothing older exists to delete: it counts once
-        created, ready or not (waiting for a never-started app to become Ready would delay every
-        `pulumi up` that creates a stopped app for nothing)."""
-        if (
-            self.generation is None
-            or self.observed_generation != self.generation
-            or self.latest_created is None
-        ):
-            return None
-        if self.generation == FIRST_GENERATION or self.latest_ready == self.latest_created:
-            return self.latest_created
-        return None
+        """The stop revision, once Knative has reconciled the current spec and it is ready."""
+        settled = (
+            self.generation is not None
+            and self.observed_generation == self.generation
+            and self.latest_created is not None
+            and self.latest_ready == self.latest_created
+        )
+        return self.latest_ready if settled else None
+
+    @property
+    def first_revision(self) -> str | None:
+        """The revision Knative created for a KService whose spec never changed (generation 1: an app
+        created stopped), ready or not; None for any other KService or before Knative created it."""
+        created = self.generation == FIRST_GENERATION and self.observed_generation == FIRST_GENERATION
+        return self.latest_created if created else None
 
     def describe(self) -> str:
         return (
@@ -161,6 +163,11 @@ def reap_stopped_revisions(
         stop_revision = observed.stop_revision
         if stop_revision is not None:
             break
+        first = observed.first_revision
+        if first is not None and not live_revisions(api, namespace, kservice, retry) - {first}:
+            # Created stopped, and no other revision holds pods: nothing to delete, so nothing to
+            # wait for (Knative makes a never-started app's revision Ready in its own time).
+            return ReapResult(deleted=(), stop_revision=first)
         remaining = deadline - clock()
         if remaining <= 0:
             msg = (
@@ -171,17 +178,7 @@ def reap_stopped_revisions(
             raise ReaperTimeout(msg)
         sleep(min(poll_interval, remaining))
 
-    pods = list_pods(
-        api,
-        namespace=namespace,
-        label_selector=f"{LABEL_KNATIVE_SERVICE}={kservice}",
-        retry=retry,
-    )
-    live: set[str] = set()
-    for pod in pods:
-        labels = (pod.metadata.labels if pod.metadata is not None else None) or {}
-        if labels.get(LABEL_KNATIVE_REVISION):
-            live.add(labels[LABEL_KNATIVE_REVISION])
+    live = live_revisions(api, namespace, kservice, retry)
     deleted = [
         revision
         for revision in sorted(live - {stop_revision})
@@ -196,6 +193,19 @@ def reap_stopped_revisions(
         )
     ]
     return ReapResult(deleted=tuple(deleted), stop_revision=stop_revision)
+
+
+def live_revisions(api: k8s.ApiClient, namespace: str, kservice: str, retry: RetryPolicy) -> set[str]:
+    """The revisions of ``kservice`` that pods carry in their ``serving.knative.dev/revision`` label."""
+    pods = list_pods(
+        api, namespace=namespace, label_selector=f"{LABEL_KNATIVE_SERVICE}={kservice}", retry=retry
+    )
+    live: set[str] = set()
+    for pod in pods:
+        labels = (pod.metadata.labels if pod.metadata is not None else None) or {}
+        if labels.get(LABEL_KNATIVE_REVISION):
+            live.add(labels[LABEL_KNATIVE_REVISION])
+    return live
 
 
 # --- the stop both RevisionReapers run (their shared core: flyte_apps.core.reaping) ---------------

@@ -218,6 +218,27 @@ def test_an_app_created_stopped_keeps_the_pods_of_its_only_revision(
     assert kube_server.names(PODS, NS) == pods
 
 
+def test_an_app_created_stopped_beside_pods_of_another_revision_waits_for_ready_and_deletes_it(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    """Pods left by another revision of the same name (a KService deleted and created again, before
+    Kubernetes collected them) bring the normal rule back: wait for Ready, then delete."""
+    kube_server.add_kservice(NS, APP)
+    only = kube_server.reconcile_kservice(NS, APP, ready=False)
+    kube_server.add_revision_pods(NS, APP, f"{APP}-00007")
+    polls: list[float] = []
+
+    def sleep_then_ready(seconds: float) -> None:
+        polls.append(seconds)
+        if len(polls) == 2:
+            kube_server.mark_revision_ready(NS, APP)
+
+    assert reap(kube_api, sleep=sleep_then_ready) == ReapResult(deleted=(), stop_revision=only)
+    assert len(polls) == 2
+    assert len(kube_server.requests_matching("DELETE", f"{APP}-00007")) == 1
+    assert kube_server.requests_matching("DELETE", only) == ()
+
+
 def test_a_changed_kservice_still_waits_for_its_new_revision_to_be_ready(
     kube_server: FakeKubeApi, kube_api: client.ApiClient
 ) -> None:
