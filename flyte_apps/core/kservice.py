@@ -20,6 +20,7 @@ from flyte_apps.core.placement import (
     add_platform_tolerations,
     apply_platform_scheduling,
 )
+from flyte_apps.core.pod_quantities import canonical_pod_quantities
 from flyte_apps.core.secrets import encode_secret
 from flyte_apps.core.shared_memory import mount_shared_memory
 from flyte_apps.core.spec import SpecBlob, build_secrets
@@ -98,10 +99,11 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
 
 def build_pod_spec(app: AppConfig, platform: PlatformConfig) -> Manifest:
     """The payload's pod spec (``AppConfig.pod_spec``, left unchanged) plus what Flyte adds: upstream's
-    ``enableServiceLinks: false`` unless the pod template sets it, the service-account rule (the app's,
-    else the platform default, else the pod template's), env = platform defaults, the container's own,
-    then Flyte's three variables in ``containers[0]``; then GPUs, accelerator placement and shared
-    memory as Flyte's Kubernetes plugin adds them."""
+        ``enableServiceLinks: false`` unless the pod template sets it, the service-account rule (the app's,
+        else the platform default, else the pod template's), env = platform defaults, the container's own,
+        then Flyte's three variables in ``containers[0]``; then GPUs, accelerator placement and shared
+        memory as Flyte's Kubernetes plugin adds them; every quantity as Kubernetes writes it back (as
+    upstream's typed Go does: ``1024Mi`` is ``1Gi``)."""
     settings = platform.settings
     pod: Manifest = dict(app.pod_spec)
     pod.setdefault("enableServiceLinks", False)
@@ -133,7 +135,7 @@ def build_pod_spec(app: AppConfig, platform: PlatformConfig) -> Manifest:
     place_on_accelerator(pod, app.input.accelerator, settings)
     mount_shared_memory(pod, app.input.shared_memory, app.primary_container)
     add_extended_resource_tolerations(pod, settings)
-    return pod
+    return canonical_pod_quantities(pod)
 
 
 def applied_pod_metadata(app: AppConfig, platform: PlatformConfig) -> PodMetadata | None:

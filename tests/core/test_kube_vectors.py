@@ -20,7 +20,7 @@ from flyte_apps.core.config.names import (
     is_subdomain,
     label_key_problem,
 )
-from flyte_apps.core.quantities import is_quantity
+from flyte_apps.core.quantities import canonical_quantity, is_quantity
 from tests.support.config import REPO_ROOT
 
 VECTORS: list[dict[str, Any]] = json.loads(
@@ -72,3 +72,21 @@ def test_a_quantity_without_a_digit_is_refused_though_kubernetes_reads_zero() ->
     ]
     assert {"Gi", "m", "."} <= set(digitless)
     assert not any(is_quantity(text) for text in digitless)
+
+
+def test_quantities_are_written_back_as_kubernetes_writes_them() -> None:
+    """``resource.Quantity``'s String (and MarshalJSON) on every quantity we accept: what Flyte's app
+    service and Knative's webhook write into a KService."""
+    accepted = [v for v in VECTORS if v["quantity"] and is_quantity(v["input"])]
+    rewritten = [v for v in accepted if v["canonical"] != v["input"]]
+    assert len(accepted) > 500
+    assert len(rewritten) > 100
+    assert [
+        (v["input"], v["canonical"]) for v in accepted if canonical_quantity(v["input"]) != v["canonical"]
+    ] == []
+
+
+@pytest.mark.parametrize("text", ["", "1 Gi", "Gi", "1e99999", "1gi"])
+def test_a_text_that_is_no_quantity_has_no_written_form(text: str) -> None:
+    with pytest.raises(ValueError, match="quantity"):
+        canonical_quantity(text)

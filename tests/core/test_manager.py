@@ -875,3 +875,23 @@ def test_pure_modules_import_neither_pulumi_nor_kubernetes() -> None:
         [sys.executable, "-c", script], cwd=Path(REPO_ROOT), capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == ""
+
+
+def test_manager_quantities_are_written_as_the_api_server_writes_them_back() -> None:
+    """A Deployment and a PersistentVolumeClaim are typed objects: the API server stores ``1Gi`` for
+    ``1024Mi``, and a render that kept ``1024Mi`` would be a change on every `pulumi up`."""
+    items = objects(
+        {
+            "resources": {
+                "requests": {"cpu": "0.5", "memory": "1024Mi"},
+                "limits": {"cpu": "2000m", "memory": "2048Mi"},
+            },
+            "database": {"storage": {"size": "10240Mi"}},
+        }
+    )
+    assert container(items)["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"},
+        "limits": {"cpu": "2", "memory": "2Gi"},
+    }
+    claim = one(items, "PersistentVolumeClaim")
+    assert claim["spec"]["resources"] == {"requests": {"storage": "10Gi"}}

@@ -3,7 +3,8 @@
 ``python -m tests.vectors.generate`` (``make vectors``; needs Go and the Go module proxy) runs the
 judge in ``tests/vectors/judge`` — ``k8s.io/apimachinery``'s ``IsQualifiedName``,
 ``IsValidLabelValue``, ``IsDNS1123Label``, ``IsDNS1123Subdomain``, ``IsEnvVarName`` and
-``resource.ParseQuantity``, and ``reference.ParseNormalizedNamed`` (how the kubelet reads an image) —
+``resource.ParseQuantity`` (and, for a quantity, the text ``resource.Quantity`` writes back), and
+``reference.ParseNormalizedNamed`` (how the kubelet reads an image) —
 over the inputs below and writes its answers. The file is committed; ``make test`` only reads it
 (tests/core/test_kube_vectors.py), so the suite needs no Go.
 """
@@ -22,6 +23,26 @@ HERE: Final = Path(__file__).resolve().parent
 OUTPUT: Final = HERE.parent / "fixtures" / "kube_validation_vectors.json"
 RANDOM_INPUTS: Final = 400
 SEED: Final = 20261202
+RANDOM_QUANTITIES: Final = 600
+QUANTITY_SEED: Final = 20261205
+QUANTITY_SUFFIXES: Final = (
+    "",
+    "n",
+    "u",
+    "m",
+    "k",
+    "M",
+    "G",
+    "T",
+    "P",
+    "E",
+    "Ki",
+    "Mi",
+    "Gi",
+    "Ti",
+    "Pi",
+    "Ei",
+)
 ALPHABET: Final = "aZ09-._/:@+=~ \t\n\r\x00\u00e9\u0430\u0445\u0661\u0663\u200b\u00a0\ufeffkKmMGiEeu"
 """Letters, digits, every separator the grammars use, whitespace, NUL and look-alikes: Cyrillic a and x
 (U+0430, U+0445), Arabic-Indic digits, a zero-width space, a no-break space, a BOM."""
@@ -100,6 +121,50 @@ CURATED: Final = [
     "1e",
     "e1",
     "Gi",
+    # quantities Kubernetes writes back in another form (resource.Quantity's String)
+    "1024Mi",
+    "1536Mi",
+    "2048Ki",
+    "8Ki",
+    "1.5Gi",
+    "0.5Gi",
+    "0.5Ki",
+    "1.5Ki",
+    "1000",
+    "1000m",
+    "1500m",
+    "2000m",
+    "0.5",
+    "0.25",
+    "0.1m",
+    "0.5n",
+    "1e4",
+    "1e-3",
+    "10e3",
+    "01",
+    "001.5",
+    "-0",
+    "0.0",
+    "0Gi",
+    "-1024Mi",
+    "9Ei",
+    "8Ei",
+    "1000E",
+    "1000000000000000000000",
+    "0.000000000001",
+    "123456789012345678901234",
+    "1.0",
+    "2.",
+    "1.G",
+    "1.50Gi",
+    "3000Mi",
+    "4096",
+    "128974848",
+    "129e6",
+    "129M",
+    "123Mi",
+    "1Pi",
+    "1024Pi",
     # images
     "nginx",
     "nginx:1.27",
@@ -148,11 +213,27 @@ CURATED: Final = [
 ]
 
 
+def random_quantity(rng: random.Random) -> str:
+    """A quantity in Kubernetes' grammar: a sign, digits (leading zeros at times), a fraction, a suffix
+    or an exponent, sized from tiny to past what an int64 holds."""
+    sign = rng.choice(("", "", "", "+", "-"))
+    whole = "".join(rng.choice("0123456789") for _ in range(rng.randrange(1, rng.choice((3, 8, 22)))))
+    fraction = (
+        "." + "".join(rng.choice("0123456789") for _ in range(rng.randrange(0, 12)))
+        if rng.random() < 0.4
+        else ""
+    )
+    suffix = f"e{rng.randrange(-12, 25)}" if rng.random() < 0.15 else rng.choice(QUANTITY_SUFFIXES)
+    return sign + whole + fraction + suffix
+
+
 def inputs() -> list[str]:
     rng = random.Random(SEED)
     generated = [
         "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(1, 12))) for _ in range(RANDOM_INPUTS)
     ]
+    quantities = random.Random(QUANTITY_SEED)
+    generated += [random_quantity(quantities) for _ in range(RANDOM_QUANTITIES)]
     seen: dict[str, None] = {}
     for value in [*CURATED, *generated]:
         seen.setdefault(value, None)

@@ -37,6 +37,8 @@ from flyte_apps.core.manager.layout import (
 )
 from flyte_apps.core.manager.models import ManagerConfig, ManagerResources
 from flyte_apps.core.objects import Manifest, RenderedObject
+from flyte_apps.core.pod_quantities import canonical_pod_quantities
+from flyte_apps.core.quantities import canonical_quantity
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,8 @@ def _object(api_version: str, kind: str, name: str, namespace: str | None = None
 
 def _data_claim(manager: ManagerConfig, namespace: str) -> Manifest:
     storage = manager.input.database.storage
-    spec: Manifest = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": storage.size}}}
+    size = canonical_quantity(storage.size)  # as the API server writes it back
+    spec: Manifest = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
     if storage.storage_class:
         spec["storageClassName"] = storage.storage_class
     return {**_object("v1", "PersistentVolumeClaim", DATA_CLAIM_NAME, namespace), "spec": spec}
@@ -260,7 +263,7 @@ def _pod_spec(manager: ManagerConfig) -> Manifest:
         pod["tolerations"] = [
             toleration.model_dump(by_alias=True, exclude_none=True) for toleration in given.tolerations
         ]
-    return pod
+    return canonical_pod_quantities(pod)  # as the API server writes them back: no diff on the next `up`
 
 
 def _http_probe(path: str, port: int, *, period: int, failures: int) -> Manifest:

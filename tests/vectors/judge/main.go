@@ -1,6 +1,7 @@
 // Command judge reads a JSON array of strings on stdin and writes, for each, whether Kubernetes'
 // own validators (k8s.io/apimachinery) and the image reference parser the kubelet uses
-// (github.com/distribution/reference) accept it. Its output is committed as test vectors
+// (github.com/distribution/reference) accept it, and for a quantity the text resource.Quantity writes
+// back (String; MarshalJSON must agree). Its output is committed as test vectors
 // (tests/fixtures/kube_validation_vectors.json) that flyte-apps' validators must agree with.
 package main
 
@@ -9,6 +10,7 @@ import (
 	_ "crypto/sha512"
 	"encoding/json"
 	"os"
+	"strconv"
 
 	"github.com/distribution/reference"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -23,6 +25,7 @@ type verdict struct {
 	DNS1123Subdomain bool   `json:"dns1123Subdomain"`
 	EnvVarName       bool   `json:"envVarName"`
 	Quantity         bool   `json:"quantity"`
+	Canonical        string `json:"canonical,omitempty"`
 	Image            bool   `json:"image"`
 }
 
@@ -33,7 +36,15 @@ func main() {
 	}
 	verdicts := make([]verdict, 0, len(inputs))
 	for _, s := range inputs {
-		_, quantityErr := resource.ParseQuantity(s)
+		quantity, quantityErr := resource.ParseQuantity(s)
+		canonical := ""
+		if quantityErr == nil {
+			canonical = quantity.String()
+			encoded, err := json.Marshal(quantity)
+			if err != nil || string(encoded) != strconv.Quote(canonical) {
+				panic("MarshalJSON and String disagree on " + strconv.Quote(s) + ": " + string(encoded))
+			}
+		}
 		_, imageErr := reference.ParseNormalizedNamed(s)
 		verdicts = append(verdicts, verdict{
 			Input:            s,
@@ -43,6 +54,7 @@ func main() {
 			DNS1123Subdomain: len(validation.IsDNS1123Subdomain(s)) == 0,
 			EnvVarName:       len(validation.IsEnvVarName(s)) == 0,
 			Quantity:         quantityErr == nil,
+			Canonical:        canonical,
 			Image:            imageErr == nil,
 		})
 	}
