@@ -45,6 +45,9 @@ from flyte_apps.kube.errors import KubeError, KubeNotFound
 from flyte_apps.kube.retry import DEFAULT_RETRY, RetryPolicy
 from flyte_apps.kube.target import KubeTarget, build_api_client
 
+FIRST_POLL_S = 0.05
+"""Seconds before the first read again of a KService Knative has not settled (doubling up to the poll
+interval)."""
 FIRST_GENERATION = 1
 """``metadata.generation`` of an object whose spec has never changed since it was created."""
 
@@ -129,11 +132,14 @@ def reap_stopped_revisions(
     kservice: str,
     timeout_seconds: float,
     poll_interval: float = 1.0,
+    first_poll: float = FIRST_POLL_S,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     retry: RetryPolicy = DEFAULT_RETRY,
 ) -> ReapResult:
-    """Wait (at most ``timeout_seconds``) for the stop revision, then delete older live ones.
+    """Wait (at most ``timeout_seconds``) for the stop revision, then delete older live ones. The
+    KService is read again after ``first_poll`` seconds, then after twice as long each time, at most
+    ``poll_interval``: Knative settles a stop in a fraction of a second on an idle cluster.
 
     A missing KService is success with nothing deleted.  Revisions are "live" when pods carry
     their ``serving.knative.dev/revision`` label; revisions without pods are left to Knative's
@@ -142,6 +148,7 @@ def reap_stopped_revisions(
     time, and :class:`KubeError` (e.g. :class:`KubeForbidden`) for API failures.
     """
     deadline = clock() + timeout_seconds
+    wait = min(first_poll, poll_interval)
 
     def request_timeout() -> float:
         """Keep polling requests near the deadline from overrunning it by much."""
@@ -176,7 +183,8 @@ def reap_stopped_revisions(
                 "KService is applied, run `pulumi up` again to delete the old revisions"
             )
             raise ReaperTimeout(msg)
-        sleep(min(poll_interval, remaining))
+        sleep(min(wait, remaining))
+        wait = min(2 * wait, poll_interval)
 
     live = live_revisions(api, namespace, kservice, retry)
     deleted = [

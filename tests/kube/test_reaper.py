@@ -183,8 +183,8 @@ def test_reaper_timeout_is_bounded_with_an_injected_clock(
         now[0] += seconds
 
     with pytest.raises(ReaperTimeout, match="latestCreatedRevisionName myapp-proj-dev-00002, latestReady"):
-        reap(kube_api, timeout_seconds=30, poll_interval=10, clock=lambda: now[0], sleep=sleep)
-    assert sleeps == [10, 10, 10]
+        reap(kube_api, timeout_seconds=30, poll_interval=10, first_poll=1, clock=lambda: now[0], sleep=sleep)
+    assert sleeps == [1, 2, 4, 8, 10, 5]  # twice as long each time, at most the interval, never past 30 s
 
 
 def test_an_app_created_stopped_waits_only_for_its_first_revision_to_be_created(
