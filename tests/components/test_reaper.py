@@ -136,6 +136,19 @@ def test_provider_create_deletes_the_old_revision_through_the_stack_kubeconfig(
     assert kube_server.names(REVISIONS, NAMESPACE) == [stop]
 
 
+def test_what_a_preview_calls_of_the_reaper_asks_the_cluster_nothing(kube_server: FakeKubeApi) -> None:
+    """A preview reaches the dynamic reaper only through ``check`` and ``diff`` (the engine never
+    creates in a preview): neither may make a request, so a preview of stopped apps is offline."""
+    assert kube_server.kubeconfig_path is not None
+    kube_server.add_kservice(NAMESPACE, KSVC)
+    before = len(kube_server.requests)
+    provider = configured_provider(kube_server.kubeconfig_path)
+    checked = provider.check({}, props())
+    assert checked.inputs == props()
+    assert provider.diff(f"{NAMESPACE}/{KSVC}", props(), {**props(), "spec_sha": "new"}).changes
+    assert len(kube_server.requests) == before
+
+
 def test_provider_create_of_missing_kservice_succeeds(kube_server: FakeKubeApi) -> None:
     assert kube_server.kubeconfig_path is not None
     result = configured_provider(kube_server.kubeconfig_path).create(props())
