@@ -1,6 +1,6 @@
 """Run the benchmarks and print one markdown table of all their results::
 
-    python -m bench.run                      # everything (at most about 20 minutes on 2 cores)
+    python -m bench.run                      # everything (about an hour on 2 cores: the engine's 40 min)
     python -m bench.run --only render        # one benchmark (its TITLE, spaces as '-')
 
 A benchmark is a module with ``TITLE`` (its name in the table), ``NOTE`` (one line on what it
