@@ -14,11 +14,11 @@ floor (``bench/floor_engine.py``: the Namespace, the ConfigMap patches and the K
 renders, as plain pulumi-kubernetes resources under one provider): preview, up, up again with
 ``--expect-no-changes`` (the engine fails it if anything would change), refresh (each timed, wall clock
 of the whole `pulumi` command), then destroy (not timed), so every round starts from an empty cluster.
-In preview and in the first `up` the program's process (the language host's Python child; `up` runs
-it twice, a preview pass then the update, and the first is followed) is sampled for its lifetime and,
-in `up`, its peak RSS (``VmHWM``, every ``RSS_POLL_S``). At 100 apps three rounds take about 36 minutes
-on 2 cores, mostly `destroy` of 100 KServices; the 500-app size runs only when its projection (five
-times that) fits ``BUDGET_S``. Against the same graph, what is left is our logic
+In preview and in the first `up` the program's runs (the language host's Python child; `up` runs it
+twice, a preview pass then the update) are sampled for their lifetime and, in `up`, their peak RSS
+(``VmHWM``, every ``RSS_POLL_S``). At 100 apps three rounds take about 36 minutes on 2 cores, mostly
+`destroy` of 100 KServices; the 500-app size runs only when its projection (five times that) fits
+``BUDGET_S``. Against the same graph, what is left is our logic
 (validation, planning) and what a RevisionReaper does that a no-op does not: wait for Knative to
 create (an app created stopped) or make ready (a stopped app) the stop revision, then delete the old
 revisions with pods.
@@ -91,9 +91,8 @@ SAME_GRAPH_GOALS: Final = dict.fromkeys(STEPS, SAME_GRAPH_GOAL)
 BARE_GOALS: Final = {"preview": BARE_GOAL, "up, nothing to change": BARE_GOAL}
 GROWTH_STEPS: Final = ("preview", "up")
 PROGRAM_STEPS: Final = ("preview", "up")
-"""The steps whose program process is watched (its lifetime; in `up`, its peak RSS). `up` runs the
-program twice, a preview pass then the update: the probe follows the first, which registers the same
-graph."""
+"""The steps whose program runs are watched (their lifetime; in `up`, their peak RSS). `up` runs the
+program twice, a preview pass then the update: the probe follows both."""
 TYPE_REAPER_SUFFIX: Final = ":RevisionReaper"
 TYPE_KSERVICE: Final = "kubernetes:serving.knative.dev/v1:Service"
 
@@ -225,8 +224,9 @@ def profile(workdir: Path, size: int, side_name: str, step: str, raw: Path) -> s
             recorder.wait(timeout=COMMAND_TIMEOUT_S)
         pulumi(side.project, "destroy", "--yes", stack=stack)
     timeline = (
-        f"pulumi {step} of {side_name}, {size} apps: {took:.2f} s; the program's process seen from "
-        f"+{probe.first_seen - began:.2f} s for {probe.lifetime:.2f} s, peak RSS {probe.mib:.0f} MiB"
+        f"pulumi {step} of {side_name}, {size} apps: {took:.2f} s; the program ran {len(probe.pids)} "
+        f"time(s), first seen at +{probe.first_seen - began:.2f} s, {probe.lifetime:.2f} s in all, peak RSS "
+        f"{probe.mib:.0f} MiB; py-spy followed the first run"
     )
     return f"{timeline}\n\n{summary(raw)}"
 
@@ -283,7 +283,7 @@ def size_rows(size: int, runs: Mapping[str, Runs]) -> list[Row]:
         rows.append(
             compared(
                 TITLE,
-                f"the program's first run in pulumi {step} vs the same graph's",
+                f"the program's runs in pulumi {step} vs the same graph's",
                 f"{count(size)} apps",
                 runs["ours"].program[step],
                 runs["same-graph"].program[step],
@@ -295,7 +295,7 @@ def size_rows(size: int, runs: Mapping[str, Runs]) -> list[Row]:
         rows.append(
             compared(
                 TITLE,
-                f"program peak RSS, first run of up vs {label}",
+                f"program peak RSS during up vs {label}",
                 f"{count(size)} apps",
                 runs["ours"].rss_mib,
                 runs[floor].rss_mib,
@@ -469,24 +469,27 @@ def instant(text: str) -> float:
 
 
 class ProgramProbe:
-    """The program a `pulumi` command runs in ``project`` (the language host's Python child), watched
-    from ``/proc`` every ``RSS_POLL_S`` while the block runs: its PID, when it was first and last seen
-    (``time.monotonic``), and its peak RSS (the kernel's ``VmHWM``, so a sample sees the peak so far).
-    ``on_start`` is called with the PID once it is seen (e.g. to attach a profiler)."""
+    """The program a `pulumi` command runs in ``project`` (the language host's Python child; `up` runs
+    it twice, a preview pass then the update), watched from ``/proc`` every ``RSS_POLL_S`` while the
+    block runs: each run's PID (``pids``), when the first was first seen (``time.monotonic``), how long
+    the runs lived together (``lifetime``), and the peak RSS of any (the kernel's ``VmHWM``, so a
+    sample sees the peak so far). ``on_start`` is called with the first run's PID once it is seen (e.g.
+    to attach a profiler)."""
 
     def __init__(self, project: Path, on_start: Callable[[int], None] | None = None) -> None:
         self.project = project.resolve()
         self.on_start = on_start
-        self.pid: int | None = None
-        self.first_seen = self.last_seen = 0.0
+        self.pids: list[int] = []
+        self.first_seen = 0.0
+        self.lifetime = 0.0
         self.mib = 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     @property
-    def lifetime(self) -> float:
-        """Seconds between the first and the last sample that saw the program."""
-        return self.last_seen - self.first_seen
+    def pid(self) -> int | None:
+        """The first run's PID."""
+        return self.pids[0] if self.pids else None
 
     def __enter__(self) -> ProgramProbe:
         self._thread.start()
@@ -495,28 +498,38 @@ class ProgramProbe:
     def __exit__(self, *exc: object) -> None:
         self._done.set()
         self._thread.join()
-        if self.pid is None and exc[0] is None:
+        if not self.pids and exc[0] is None:
             msg = f"no program process of {self.project} was seen"
             raise RuntimeError(msg)
 
     def _poll(self) -> None:
+        current: int | None = None
+        seen = 0.0
         while not self._done.wait(RSS_POLL_S):
-            pid = self.pid if self.pid is not None else self._find()
-            peak = None if pid is None else self._peak(pid)
-            if pid is None or peak is None:
-                continue
+            if current is None:
+                current = self._find(exclude=self.pids)
+                if current is None:
+                    continue
+                seen = time.monotonic()
+                self.pids.append(current)
+                if len(self.pids) == 1:
+                    self.first_seen = seen
+                    if self.on_start is not None:
+                        self.on_start(current)
+            peak = self._peak(current)
             now = time.monotonic()
-            if self.pid is None:
-                self.pid, self.first_seen = pid, now
-                if self.on_start is not None:
-                    self.on_start(pid)
-            self.last_seen, self.mib = now, max(self.mib, peak)
+            if peak is None:
+                current = None  # this run ended: the next one may start
+                continue
+            self.lifetime += now - seen
+            seen, self.mib = now, max(self.mib, peak)
 
-    def _find(self) -> int | None:
+    def _find(self, exclude: list[int]) -> int | None:
         for proc in Path("/proc").iterdir():
             try:
                 if (
                     proc.name.isdigit()
+                    and int(proc.name) not in exclude
                     and PROGRAM_MARK in (proc / "cmdline").read_bytes().decode(errors="replace")
                     and Path(os.readlink(proc / "cwd")) == self.project
                 ):

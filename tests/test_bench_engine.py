@@ -85,8 +85,35 @@ def test_the_peak_rss_is_the_program_process_of_the_project_and_no_other(tmp_pat
             for proc in (ours, theirs):
                 proc.communicate("", timeout=30)
     assert 64 <= probe.mib < 256
-    assert probe.pid == ours.pid
+    assert probe.pids == [ours.pid]
     assert probe.lifetime > 0
+
+
+def test_the_probe_follows_each_run_of_the_program_one_after_another(tmp_path: Path) -> None:
+    """`pulumi up` runs the program twice (a preview pass, then the update): both count."""
+    grow = "import sys; b = bytearray(int(sys.argv[1]) << 20); sys.stdin.read()"
+    runs: list[int] = []
+    with ProgramProbe(tmp_path) as probe:
+        for mib in (32, 96):
+            run = subprocess.Popen(
+                [sys.executable, "-c", grow, str(mib), PROGRAM_MARK],
+                cwd=tmp_path,
+                stdin=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                until(reached(run.pid, mib), f"{run.pid} reaches {mib} MiB")
+                until(seen_by(probe, run.pid, mib), f"the probe sees {run.pid}")
+            finally:
+                run.communicate("", timeout=30)
+            runs.append(run.pid)
+    assert probe.pids == runs
+    assert 96 <= probe.mib < 200
+
+
+def seen_by(probe: ProgramProbe, pid: int, mib: int) -> Callable[[], bool]:
+    """Whether the probe has found the process and sampled its ``mib``."""
+    return lambda: pid in probe.pids and probe.mib >= mib
 
 
 def reached(pid: int, mib: int) -> Callable[[], bool]:
