@@ -99,10 +99,10 @@ def build_kservice(app: AppConfig, platform: PlatformConfig, blob: SpecBlob) -> 
 
 def build_pod_spec(app: AppConfig, platform: PlatformConfig) -> Manifest:
     """The payload's pod spec (``AppConfig.pod_spec``, left unchanged) plus what Flyte adds: upstream's
-        ``enableServiceLinks: false`` unless the pod template sets it, the service-account rule (the app's,
-        else the platform default, else the pod template's), env = platform defaults, the container's own,
-        then Flyte's three variables in ``containers[0]``; then GPUs, accelerator placement and shared
-        memory as Flyte's Kubernetes plugin adds them; every quantity as Kubernetes writes it back (as
+    ``enableServiceLinks: false`` unless the pod template sets it, the service-account rule (the app's,
+    else the platform default, else the pod template's), env = platform defaults, the container's own,
+    then Flyte's three variables in ``containers[0]``; then GPUs, accelerator placement and shared
+    memory as Flyte's Kubernetes plugin adds them; every quantity as Kubernetes writes it back (as
     upstream's typed Go does: ``1024Mi`` is ``1Gi``)."""
     settings = platform.settings
     pod: Manifest = dict(app.pod_spec)

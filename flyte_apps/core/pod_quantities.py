@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from flyte_apps.core.objects import Manifest
 from flyte_apps.core.quantities import canonical_quantity, is_quantity
 
-Manifest = dict[str, Any]
 _EACH: Final = "[]"
 """A path step: every item of a list."""
 _EVERY_VALUE: Final = "{}"

@@ -34,18 +34,24 @@ def is_zero_quantity(text: str) -> bool:
     return match is not None and float(match.group("number")) == 0
 
 
-_BINARY: Final = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL: Final = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 10**3),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
+_BINARY_EXPONENT: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+"""Each binary suffix's power of 2."""
+_DECIMAL_EXPONENT: Final = {
+    "n": -9,
+    "u": -6,
+    "m": -3,
+    "": 0,
+    "k": 3,
+    "M": 6,
+    "G": 9,
+    "T": 12,
+    "P": 15,
+    "E": 18,
+}
+"""Each decimal suffix's power of 10."""
+_BINARY: Final[dict[str, int]] = {suffix: 2**exponent for suffix, exponent in _BINARY_EXPONENT.items()}
+_DECIMAL: Final[dict[str, Fraction]] = {
+    suffix: Fraction(10) ** exponent for suffix, exponent in _DECIMAL_EXPONENT.items()
 }
 MAX_EXPONENT: Final = 10_000
 """An exponent past which a quantity is not computed exactly (Kubernetes caps its own far lower)."""
@@ -77,19 +83,6 @@ def suffix_of(text: str) -> str | None:
 
 # --- the text Kubernetes writes back (resource.Quantity's String and MarshalJSON) -------------------
 
-_BINARY_EXPONENT: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DECIMAL_EXPONENT: Final = {
-    "n": -9,
-    "u": -6,
-    "m": -3,
-    "": 0,
-    "k": 3,
-    "M": 6,
-    "G": 9,
-    "T": 12,
-    "P": 15,
-    "E": 18,
-}
 _DECIMAL_SUFFIX: Final = {exponent: suffix for suffix, exponent in _DECIMAL_EXPONENT.items()}
 _BINARY_SUFFIX: Final = {exponent // 10: suffix for suffix, exponent in _BINARY_EXPONENT.items()}
 _INT64_MAX: Final = 2**63 - 1
@@ -106,43 +99,42 @@ def canonical_quantity(text: str) -> str:
     apimachinery v0.34.4 itself (``tests/fixtures/kube_validation_vectors.json``). ``ValueError`` for
     text that is not a quantity (:func:`is_quantity`)."""
     match = _QUANTITY.fullmatch(text)
-    if match is None:
-        msg = f"not a Kubernetes quantity: {text!r}"
+    exact = quantity_value(text)
+    if match is None or exact is None:
+        msg = f"not a Kubernetes quantity (or an exponent beyond {MAX_EXPONENT}): {text!r}"
         raise ValueError(msg)
     if text == "0":
         return text
-    negative = match["sign"] == "-"
     whole, _, denom = match["number"].partition(".")
     num = whole.lstrip("0") or "0"
     suffix = match["suffix"] or ""
     binary = suffix in _BINARY_EXPONENT
-    exponent = _BINARY_EXPONENT[suffix] if binary else _DECIMAL_EXPONENT.get(suffix)
-    if exponent is None:
-        exponent = int(suffix[1:])
-        if abs(exponent) > MAX_EXPONENT:
-            msg = f"a quantity's exponent beyond {MAX_EXPONENT}: {text!r}"
-            raise ValueError(msg)
-    if _kept_as_written(num, denom, exponent, binary=binary):
+    if binary:
+        exponent = _BINARY_EXPONENT[suffix]
+    elif suffix in _DECIMAL_EXPONENT:
+        exponent = _DECIMAL_EXPONENT[suffix]
+    else:
+        exponent = int(suffix[1:])  # e3, E-2
+    fast = _int64_fast_path(num, denom, exponent, binary=binary)
+    if fast and _kept_as_written(num, denom, exponent, binary=binary):
         return text
-    digits = Fraction(int(num + denom or "0"), 10 ** len(denom))
-    value = digits * (2**exponent if binary else Fraction(10) ** exponent)
-    if value and not _int64_fast_path(num, denom, exponent, binary=binary):
+    value = abs(exact)
+    if value and not fast:
         value = Fraction(math.ceil(value * 10**-_NANO), 10**-_NANO)  # rounded up to 1n, as Go
         if binary:
             value = min(value, Fraction(_INT64_MAX))
-    if negative:
-        value = -value
     if value == 0:
         return "0"
+    if exact < 0:
+        value = -value
     if binary and abs(value) >= 1024 and value.denominator == 1:
         return _base1024(int(value))
     return _decimal(value, exponent_format=not binary and suffix not in _DECIMAL_EXPONENT)
 
 
 def _kept_as_written(num: str, denom: str, exponent: int, *, binary: bool) -> bool:
-    """Whether Go's int64 fast path reuses the text as written (apimachinery's ParseQuantity)."""
-    if not _int64_fast_path(num, denom, exponent, binary=binary):
-        return False
+    """Whether Go's int64 fast path (:func:`_int64_fast_path`) reuses the text as written
+    (apimachinery's ParseQuantity)."""
     shifted = num + denom
     value = int(shifted)
     if binary:
