@@ -123,7 +123,17 @@ class Pulumi:
     binary: Path
     env: dict[str, str]
 
-    def __call__(self, project: Path, *args: str, stack: str) -> None:
+    @classmethod
+    def in_workdir(cls, workdir: Path, tools: Any) -> Pulumi:
+        """The built `pulumi` with its home, plugins and file backend under ``workdir``."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        env = pulumi_environment(workdir, tools)
+        for name in ("home", "pulumi-home", "state"):
+            (workdir / name).mkdir(exist_ok=True)
+        return cls(tools["pulumi"].binary("pulumi"), env)
+
+    def __call__(self, project: Path, *args: str, stack: str) -> str:
+        """Run one command on ``stack``; its standard output (a failure raises, with its output's end)."""
         argv = [str(self.binary), *args, "--stack", stack, "--non-interactive"]
         done = subprocess.run(
             argv, cwd=project, env=self.env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S
@@ -132,19 +142,10 @@ class Pulumi:
             tail = (done.stdout + done.stderr)[-3000:]
             msg = f"{' '.join(argv[1:4])} in {project.name} exited {done.returncode}:\n{tail}"
             raise RuntimeError(msg)
+        return done.stdout
 
     def export(self, project: Path, stack: str) -> dict[str, Any]:
-        argv = [str(self.binary), "stack", "export", "--stack", stack]
-        done = subprocess.run(
-            argv,
-            cwd=project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=COMMAND_TIMEOUT_S,
-            check=True,
-        )
-        state: dict[str, Any] = json.loads(done.stdout)
+        state: dict[str, Any] = json.loads(self(project, "stack", "export", stack=stack))
         return state
 
 
@@ -153,15 +154,11 @@ def run(workdir: Path) -> list[Row]:
         tools = build.locate()
     except build.ToolError as exc:
         return [Row(TITLE, "pulumi preview, up, refresh", ", ".join(map(str, SIZES)), f"not run: {exc}")]
-    workdir.mkdir(parents=True, exist_ok=True)
-    env = pulumi_environment(workdir, tools)
-    for name in ("home", "pulumi-home", "state"):
-        (workdir / name).mkdir(exist_ok=True)
-    pulumi = Pulumi(tools["pulumi"].binary("pulumi"), env)
+    pulumi = Pulumi.in_workdir(workdir, tools)
     budget = Budget(BUDGET_S)
     rows: list[Row] = []
     with cluster.running(workdir / "cluster", tools) as plane:
-        sides = prepare(workdir, plane, tools, env)
+        sides = prepare(workdir, plane, tools, pulumi.env)
         runs: dict[int, dict[str, Runs]] = {}
         took: dict[int, float] = {}
         for size in SIZES:
@@ -195,13 +192,9 @@ def profile(workdir: Path, size: int, side_name: str, step: str, raw: Path) -> s
     (by PID, once the language host has started it): when the program ran within the command, and
     py-spy's summary of it (``bench.hotspots engine``)."""
     tools = build.locate()
-    workdir.mkdir(parents=True, exist_ok=True)
-    env = pulumi_environment(workdir, tools)
-    for name in ("home", "pulumi-home", "state"):
-        (workdir / name).mkdir(exist_ok=True)
-    pulumi = Pulumi(tools["pulumi"].binary("pulumi"), env)
+    pulumi = Pulumi.in_workdir(workdir, tools)
     with cluster.running(workdir / "cluster", tools) as plane:
-        side = next(s for s in prepare(workdir, plane, tools, env) if s.name == side_name)
+        side = next(s for s in prepare(workdir, plane, tools, pulumi.env) if s.name == side_name)
         stack = f"profile-{side.name}"
         side.write_stack(
             side.project / f"Pulumi.{stack}.yaml", config_for(size, f"bench-profile-{side.name}")
