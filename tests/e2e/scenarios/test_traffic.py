@@ -52,6 +52,10 @@ QUEUE_PROXY_DRAIN_S: Final = 30.0
 AFTER_DRAIN_S: Final = 15.0
 STOP_S: Final = 300.0
 CLOCK_POLL_S: Final = 0.25
+TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
+"""A pod in one of these phases is finished: the kubelet then removes its object with a grace period of 0
+(k8s.io/kubernetes pkg/kubelet/status: canBeDeleted asks for a terminal phase), and the API server stores
+that 0 for a moment before the object goes. That 0 is not a deletion without a grace period."""
 STOP_FORM: Final = {
     "metadata": {
         "labels": {"flyte.org/app-stopped": "true", "networking.knative.dev/visibility": "cluster-local"}
@@ -191,6 +195,7 @@ def test_stop_frees_pods(suite: Suite, deployed: Deployed, record: Record) -> No
                 int(p["metadata"]["deletionGracePeriodSeconds"])
                 for p in pods
                 if "deletionGracePeriodSeconds" in p["metadata"]
+                and p.get("status", {}).get("phase") not in TERMINAL_PHASES
             )
             return not pods
 
