@@ -80,6 +80,7 @@ sdk-fixtures: setup
 KUBECTL ?= $(shell command -v kubectl || echo "$$($(BIN)/python -m tests.e2e.build --print kubernetes 2>/dev/null | cut -f2)/bin/kubectl")
 vectors: setup
 	$(BIN)/python -m tests.vectors.generate
+	$(BIN)/python -m tests.vectors.child_names
 	$(BIN)/python -m tests.vectors.go_yaml "$(KUBECTL)"
 	$(BIN)/python -m tests.vectors.go_specs
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 from flyte_apps.core import constants as c
 
@@ -52,3 +53,35 @@ def public_url(*, ksvc: str, base_domain: str, scheme: str, ingress_apps_port: i
 def internal_url(*, ksvc: str, namespace: str) -> str:
     """The cluster-local address Knative gives every KService."""
     return f"http://{ksvc}.{namespace}.svc.cluster.local"
+
+
+_CHILD_NAME_MAX = 63
+"""The longest Kubernetes object name Knative's ``kmeta.ChildName`` writes."""
+_CHILD_NAME_HEAD = _CHILD_NAME_MAX - 32
+"""What ``ChildName`` keeps of a parent it shortens: the rest is the 32 hex digits of an MD5 sum."""
+_TRAILING_NON_ALPHANUMERIC = re.compile(r"[^a-zA-Z0-9]+\Z")
+REVISION_SUFFIX_DIGITS = 5
+"""Knative names a Configuration's revision ``<configuration>-<generation, at least 5 digits>``."""
+
+
+def knative_child_name(parent: str, suffix: str) -> str:
+    """Knative's ``kmeta.ChildName`` (knative.dev/pkg): ``parent + suffix`` when that fits 63 characters;
+    else the parent shortened with the MD5 sum of it (or, for a suffix of 31 characters or more, of
+    ``parent + suffix``) in hex, then the suffix, cut and stripped of trailing non-alphanumerics to fit.
+    The MD5 sum names, it does not protect. Kubernetes names are ASCII, so characters are bytes."""
+    if len(parent) <= _CHILD_NAME_MAX - len(suffix):
+        return parent + suffix
+    if _CHILD_NAME_HEAD - len(suffix) > 0:
+        digest = hashlib.md5(parent.encode(), usedforsecurity=False).hexdigest()
+        return parent[: _CHILD_NAME_HEAD - len(suffix)] + digest + suffix
+    digest = hashlib.md5((parent + suffix).encode(), usedforsecurity=False).hexdigest()
+    name = parent[:_CHILD_NAME_HEAD] + digest
+    name += suffix[: max(0, _CHILD_NAME_MAX - len(name))]
+    return _TRAILING_NON_ALPHANUMERIC.sub("", name)
+
+
+def revision_name(configuration: str, generation: int) -> str:
+    """The name Knative Serving gives the revision a Configuration's ``generation`` creates (when its
+    template names none): ``kmeta.ChildName(configuration, "-%05d" % generation)``. A KService's
+    Configuration has the KService's name."""
+    return knative_child_name(configuration, f"-{generation:0{REVISION_SUFFIX_DIGITS}d}")

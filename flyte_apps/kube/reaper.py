@@ -7,9 +7,10 @@ moment Knative may already have reconciled, so that name can be the *new* stop r
 the old one survives.  This module waits until Knative has observed the patched generation and
 the stop revision is both the latest created and the latest ready one, and only then deletes
 every *other* revision that still has pods. An app created stopped (its KService at generation 1)
-has one revision: once Knative has created it and no other revision of the service holds pods, there
-is nothing to delete and nothing to wait for.  It never deletes the stop revision, and it never
-waits longer than its bound.
+has one revision, which Knative names from the KService's name and generation (or the template's own
+name): when no other revision of the service holds pods, there is nothing to delete and nothing to
+wait for, not even for Knative to create it.  It never deletes the stop revision, and it never waits
+longer than its bound.
 
 ``stop`` is what both RevisionReapers (the stack-config program's dynamic resource and the component
 package's own resource) run: the wait-then-delete rule on a cluster target the adapter resolved by its
@@ -34,6 +35,7 @@ from flyte_apps.core.constants import (
     LABEL_KNATIVE_SERVICE,
     REVISION_PLURAL,
 )
+from flyte_apps.core.naming import revision_name
 from flyte_apps.core.reaping import StopInputs, stop_failure
 from flyte_apps.kube.api import (
     DEFAULT_REQUEST_TIMEOUT,
@@ -75,16 +77,21 @@ class _Observed:
     observed_generation: int | None
     latest_created: str | None
     latest_ready: str | None
+    name: str
+    template_name: str | None
 
     @classmethod
     def of(cls, kservice: Mapping[str, Any]) -> _Observed:
         metadata = kservice.get("metadata") or {}
         status = kservice.get("status") or {}
+        template_metadata = ((kservice.get("spec") or {}).get("template") or {}).get("metadata") or {}
         return cls(
             generation=_int_or_none(metadata.get("generation")),
             observed_generation=_int_or_none(status.get("observedGeneration")),
             latest_created=status.get("latestCreatedRevisionName") or None,
             latest_ready=status.get("latestReadyRevisionName") or None,
+            name=str(metadata.get("name") or ""),
+            template_name=template_metadata.get("name") or None,
         )
 
     @property
@@ -100,10 +107,15 @@ class _Observed:
 
     @property
     def first_revision(self) -> str | None:
-        """The revision Knative created for a KService whose spec never changed (generation 1: an app
-        created stopped), ready or not; None for any other KService or before Knative created it."""
-        created = self.generation == FIRST_GENERATION and self.observed_generation == FIRST_GENERATION
-        return self.latest_created if created else None
+        """The only revision of a KService whose spec never changed (generation 1: an app created
+        stopped), created or not, ready or not: the one Knative created, or else the name it gives it
+        (the template's name, or its Configuration's name, which is the KService's, and generation 1).
+        None for any other KService."""
+        if self.generation != FIRST_GENERATION:
+            return None
+        if self.observed_generation == FIRST_GENERATION and self.latest_created is not None:
+            return self.latest_created
+        return self.template_name or revision_name(self.name, FIRST_GENERATION)
 
     def describe(self) -> str:
         return (
@@ -173,7 +185,8 @@ def reap_stopped_revisions(
         first = observed.first_revision
         if first is not None and not live_revisions(api, namespace, kservice, retry) - {first}:
             # Created stopped, and no other revision holds pods: nothing to delete, so nothing to
-            # wait for (Knative makes a never-started app's revision Ready in its own time).
+            # wait for (Knative creates a never-started app's revision and makes it Ready in its own
+            # time).
             return ReapResult(deleted=(), stop_revision=first)
         remaining = deadline - clock()
         if remaining <= 0:

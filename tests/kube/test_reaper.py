@@ -8,6 +8,7 @@ never.
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from flyte_apps.kube.retry import RetryPolicy
 from flyte_apps.kube.target import KubeTarget
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, PODS, REVISIONS
+from tests.support.config import REPO_ROOT
 
 NS = "flyte"
 APP = "myapp-proj-dev"
@@ -187,24 +189,58 @@ def test_reaper_timeout_is_bounded_with_an_injected_clock(
     assert sleeps == [1, 2, 4, 8, 10, 5]  # twice as long each time, at most the interval, never past 30 s
 
 
-def test_an_app_created_stopped_waits_only_for_its_first_revision_to_be_created(
+def test_an_app_created_stopped_does_not_wait_for_knative_and_names_the_revision_knative_will_create(
     kube_server: FakeKubeApi, kube_api: client.ApiClient
 ) -> None:
-    """Generation 1 never had another template: no older revision exists, so readiness is not waited for."""
+    """Generation 1 never had another template and no pods exist: nothing to delete, so nothing is waited
+    for, not even Knative's first reconcile. The stop revision is the name Knative gives it."""
     kube_server.add_kservice(NS, APP)
     polls: list[float] = []
 
-    def sleep_then_create_unready(seconds: float) -> None:
-        polls.append(seconds)
-        if len(polls) == 2:
-            kube_server.reconcile_kservice(NS, APP, ready=False)
-
-    result = reap(kube_api, sleep=sleep_then_create_unready)
+    result = reap(kube_api, sleep=polls.append)
 
     assert result == ReapResult(deleted=(), stop_revision=f"{APP}-00001")
-    assert len(polls) == 2
+    assert polls == []
     assert kube_server.requests_matching("DELETE") == ()
-    assert kube_server.requests_matching("GET", "/pods") != ()
+    assert len(kube_server.requests_matching("GET", "/pods")) == 1
+    assert kube_server.reconcile_kservice(NS, APP, ready=False) == result.stop_revision
+
+
+def test_an_app_created_stopped_names_its_revision_as_knative_does_for_a_long_name(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    """A KService name of 58 characters or more: Knative shortens the revision's name with a hash (the
+    name knative.dev/pkg wrote for it, from the committed vectors)."""
+    long_name = "y" * 63
+    vectors = json.loads((REPO_ROOT / "tests" / "fixtures" / "knative_child_names.json").read_text())
+    knatives = next(v["name"] for v in vectors if (v["parent"], v["suffix"]) == (long_name, "-00001"))
+    kube_server.add_kservice(NS, long_name)
+
+    result = reap_stopped_revisions(
+        kube_api, namespace=NS, kservice=long_name, timeout_seconds=5.0, retry=NO_WAIT
+    )
+
+    assert result == ReapResult(deleted=(), stop_revision=knatives)
+
+
+def test_an_app_created_stopped_with_a_named_template_keeps_that_name(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    """A template that names its revision: Knative creates the revision under that name."""
+    template = {"metadata": {"name": f"{APP}-stopped"}, "spec": {"containers": [{"image": "app"}]}}
+    kube_server.add_kservice(NS, APP, spec={"template": template})
+
+    assert reap(kube_api) == ReapResult(deleted=(), stop_revision=f"{APP}-stopped")
+
+
+def test_once_knative_created_the_first_revision_its_name_is_the_one_reported(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    kube_server.add_kservice(NS, APP)
+    status = {"observedGeneration": 1, "latestCreatedRevisionName": "as-knative-named-it"}
+    kube_server.patch(KSERVICES, NS, APP, {"status": status}, status=True)
+
+    assert reap(kube_api) == ReapResult(deleted=(), stop_revision="as-knative-named-it")
 
 
 def test_an_app_created_stopped_keeps_the_pods_of_its_only_revision(

@@ -81,6 +81,12 @@ def deploy_main_stack(suite: Suite) -> Deployed:
     suite.pulumi("config", "set", "kubernetes:kubeconfig", str(suite.plane.kubeconfig))
     preview = suite.pulumi("preview", "--policy-pack", str(POLICY_PACK))
     suite.pulumi("up", "--yes", "--policy-pack", str(POLICY_PACK))
+    # An app created stopped is done without waiting for Knative: the scenarios start once Knative has
+    # created a Revision of every KService.
+    kservices = {o["metadata"]["name"] for o in suite.get(KSERVICES)["items"]}
+    suite.wait(
+        "a Revision of every KService", lambda: set(suite.revisions().values()) == kservices, REVISION_WAIT_S
+    )
     return Deployed(preview.stdout)
 
 

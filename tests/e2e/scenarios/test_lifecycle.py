@@ -22,13 +22,18 @@ NEW_REVISION_S: Final = 60.0
 
 def test_up(suite: Suite, deployed: Deployed, record: Record) -> None:
     """`pulumi preview` (with the pack) then `up`; every live object equals `render` in every field we
-    write, and every KService has its Revision."""
+    write, every KService has its Revision, and the reaper of an app created stopped (which does not wait
+    for Knative) named the revision Knative created."""
     check(POLICY_PACK_RAN in deployed.preview, f"the policy pack did not run:\n{deployed.preview[-2000:]}")
     count = suite.compare_with_render()
     revisions = suite.revisions()
     kservices = {o["metadata"]["name"] for o in suite.get(KSERVICES)["items"]}
     check(set(revisions.values()) == kservices, f"a KService without a Revision: {kservices} vs {revisions}")
-    record(f"{count} objects equal to render; {len(revisions)} revisions")
+    named = {r["inputs"]["kservice_name"]: r["outputs"]["stop_revision"] for r in suite.reapers()}
+    check(bool(named), "the main stack has no app created stopped")
+    wrong = {kservice: name for kservice, name in named.items() if revisions.get(name) != kservice}
+    check(not wrong, f"reapers named revisions Knative did not create: {wrong}; Knative's: {revisions}")
+    record(f"{count} objects equal to render; {len(revisions)} revisions, {len(named)} named by reapers")
 
 
 def generations(suite: Suite) -> dict[str, int]:
