@@ -29,7 +29,7 @@ def upserts(plan: AppPlan) -> bool:
     return plan.config.input.adopt == ADOPT_UPSERT
 
 
-def upsert_provider(kubeconfig: str | None, context: str | None) -> k8s.Provider:
+def upsert_provider(kubeconfig: str | None, context: str | None, cluster_identifier: str) -> k8s.Provider:
     """The provider of ``adopt: upsert`` KServices: its create updates the existing object in place
     (a server-side apply; with pulumi-kubernetes 4.25 every create under server-side apply does, and
     the KService's ``pulumi.com/patchForce`` takes over the fields its creator owns). A provider of its
@@ -38,5 +38,6 @@ def upsert_provider(kubeconfig: str | None, context: str | None) -> k8s.Provider
         UPSERT_PROVIDER_NAME,
         kubeconfig=kubeconfig,
         context=context,
+        cluster_identifier=cluster_identifier,
         enable_server_side_apply=True,
     )

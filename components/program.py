@@ -76,6 +76,7 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
         PROVIDER_NAME,
         kubeconfig=cluster.kubeconfig,
         context=cluster.context,
+        cluster_identifier=settings.cluster_identifier,
         render_yaml_to_directory=settings.render_yaml_to_directory or None,
     )
     # In render mode nothing may talk to a cluster, so stopped apps get no reaper.
@@ -86,7 +87,7 @@ def deploy(plan: StackPlan, cluster: ClusterSettings) -> dict[str, FlyteApp]:
     )
     # `adopt: upsert` apps go through a provider that updates their existing KService in place.
     upsert = (
-        upsert_provider(cluster.kubeconfig, cluster.context)
+        upsert_provider(cluster.kubeconfig, cluster.context, settings.cluster_identifier)
         if any(upserts(app) for app in plan.apps)
         else None
     )

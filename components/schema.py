@@ -38,9 +38,9 @@ SCALAR_TYPES: Final = frozenset({"integer", "number", "boolean", "string"})
 APP_FIELDS_LEFT_OUT: Final = frozenset({"adopt"})
 """Stack-config keys the package does not offer: adoption imports into the stack-config program's state
 (``flyte-apps import`` writes its stack file); a package consumer imports with Pulumi's own ``import``."""
-PLATFORM_FIELDS_LEFT_OUT: Final = frozenset({"renderYamlToDirectory"})
-"""A setting of the program's own Kubernetes provider; a package consumer passes its own provider
-(``renderYamlToDirectory`` is an option of pulumi-kubernetes' ``Provider``)."""
+PLATFORM_FIELDS_LEFT_OUT: Final = frozenset({"renderYamlToDirectory", "clusterIdentifier"})
+"""Settings of the program's own Kubernetes provider; a package consumer passes its own provider
+(``renderYamlToDirectory`` and ``clusterIdentifier`` are options of pulumi-kubernetes' ``Provider``)."""
 LEFT_OUT: Final[Mapping[str, frozenset[str]]] = {
     AppInput.__name__: APP_FIELDS_LEFT_OUT,
     Platform.__name__: PLATFORM_FIELDS_LEFT_OUT,

@@ -118,6 +118,10 @@ APP_FQDN_PLACEHOLDER: Final = "{app_fqdn}"
 # Flyte's Kubernetes plugin defaults (flytek8s config): the GPU's extended resource name and the node
 # labels (and matching taints) that place a pod on a given accelerator and partition size.
 DEFAULT_GPU_RESOURCE_NAME: Final = "nvidia.com/gpu"
+DEFAULT_CLUSTER_IDENTIFIER: Final = "flyte-apps"
+"""pulumi-kubernetes' ``clusterIdentifier`` of the stack's providers unless ``platform.clusterIdentifier``
+names another: while it stays the same, no change of kubeconfig or context replaces the provider (which
+would delete and create every object of the stack)."""
 DEFAULT_GPU_DEVICE_NODE_LABEL: Final = "k8s.amazonaws.com/accelerator"
 DEFAULT_GPU_PARTITION_SIZE_NODE_LABEL: Final = "k8s.amazonaws.com/gpu-partition-size"
 # The key Flyte's SDK uses for GPUs in a resource map; never a Kubernetes resource name.

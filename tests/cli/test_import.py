@@ -167,6 +167,7 @@ def test_the_program_imports_each_exact_app_and_upserts_the_changed_ones(
     assert kservices["handmade-other-staging"].import_id == ""
     providers = {r.name: r for r in capture.of_type(TYPE_PROVIDER)}
     assert providers["kubernetes-upsert"].inputs["enableServerSideApply"] == "true"
+    assert providers["kubernetes-upsert"].inputs["clusterIdentifier"] == "flyte-apps"
     # Both kinds of adoption, and an app the stack creates, force their server-side apply.
     for name in ("plain-proj-dev", "pod-template-proj-dev", "gpu-proj-dev", "handmade-other-staging"):
         assert kservices[name].inputs["metadata"]["annotations"][c.ANNOTATION_PATCH_FORCE] == "true"

@@ -216,6 +216,23 @@ def test_program_builds_one_explicit_provider_from_stack_cluster_settings() -> N
     assert providers[0].inputs["renderYamlToDirectory"] == "rendered"
 
 
+def test_the_provider_names_a_cluster_identifier_so_a_new_kubeconfig_replaces_nothing() -> None:
+    """Without ``clusterIdentifier`` pulumi-kubernetes replaces its provider, and so deletes and creates
+    every object, whenever the kubeconfig's active cluster entry changes (another address of the same
+    cluster: seen in `make e2e-faults`)."""
+    capture, _ = install(minimal_config())
+    run_program()
+    assert capture.one(TYPE_PROVIDER, PROVIDER).inputs["clusterIdentifier"] == "flyte-apps"
+
+
+def test_a_stack_moved_to_another_cluster_names_a_new_identifier() -> None:
+    config = minimal_config()
+    config["flyte-apps:platform"] = {"clusterIdentifier": "prod-eu-2"}
+    capture, _ = install(config)
+    run_program()
+    assert capture.one(TYPE_PROVIDER, PROVIDER).inputs["clusterIdentifier"] == "prod-eu-2"
+
+
 def test_namespace_is_created_and_retained_by_default() -> None:
     capture, _ = install(minimal_config())
     run_program()

@@ -630,6 +630,14 @@ def test_platform_and_app_mistakes_are_reported_together() -> None:
     )
 
 
+def test_an_empty_cluster_identifier_is_refused_at_its_key() -> None:
+    """An empty identifier names no cluster."""
+    assert_problems(
+        problems_of(stack(platform={"clusterIdentifier": ""})),
+        [(f"{PLATFORM}.clusterIdentifier", r"at least 1 character")],
+    )
+
+
 def test_unknown_top_level_key_does_not_hide_mistakes_in_apps() -> None:
     raw = stack(plaform={"namespace": "flyte"}, app=container(image="  "))
     assert_problems(

@@ -98,6 +98,11 @@ class Platform(ConfigModel):
     """Keep the namespace when the stack is destroyed."""
     render_yaml_to_directory: str = ""
     """Write the objects as YAML to this directory instead of applying them (pulumi-kubernetes' option)."""
+    cluster_identifier: str = Field(default=c.DEFAULT_CLUSTER_IDENTIFIER, min_length=1)
+    """The cluster's identity for pulumi-kubernetes (its provider's ``clusterIdentifier``): a new kubeconfig
+    or context (another address, other credentials, another machine's path) only updates the providers;
+    changing this value replaces them, deleting every object from the cluster they reached and creating
+    it again through the new settings: change it only to move the stack to another cluster."""
     reaper_timeout: GoDuration = 30 * NANOS_PER_SECOND
     """How long stopping an app waits for Knative's stop revision before failing."""
     apply_pod_metadata: Bool = False

@@ -3,7 +3,8 @@ Python's field-number order. That commit's program deploys a stack with a runnin
 then `pulumi up` with this checkout's program updates the KServices' annotations in place (protobuf-go's
 bytes, judged by protobuf-go): no replacement, no new Revision (the KServices' and Configurations'
 ``metadata.generation``, the Revisions' names and UIDs unchanged), and the stopped app's RevisionReaper
-updates (its ``spec_sha`` input changed) without deleting anything."""
+updates (its ``spec_sha`` input changed) without deleting anything; the Kubernetes provider updates in
+place, taking its ``clusterIdentifier``."""
 
 from __future__ import annotations
 
@@ -105,7 +106,13 @@ def test_upgrade(suite: Suite, knative_settings: Deployed, record: Record) -> No
     updated = sorted(name for name, op in ops.items() if op == "update")
     check(
         updated
-        == sorted([*(f"{name}-kservice" for name in KSERVICE_NAMES), "paused-upgrade-development-reaper"]),
+        == sorted(
+            [
+                *(f"{name}-kservice" for name in KSERVICE_NAMES),
+                "paused-upgrade-development-reaper",
+                "kubernetes",
+            ]
+        ),
         f"updates: {updated}",
     )
     suite.pulumi("up", "--yes", stack=STACK)
