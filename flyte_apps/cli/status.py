@@ -43,10 +43,12 @@ from flyte_apps.core.status import (
     find_drift,
     knob_drift,
     latest_ready_revision,
+    namespace_drift,
     summarize,
 )
 from flyte_apps.core.status_details import status_extras
 from flyte_apps.core.yamlout import dump_yaml
+from flyte_apps.kube.api import namespace_labels
 from flyte_apps.kube.apps import AppSettings, AppSnapshot, snapshot_app, snapshot_apps
 from flyte_apps.kube.domains import list_domain_mappings
 
@@ -146,6 +148,10 @@ def status(
                 and project in (None, plan.config.id.project)
                 and domain in (None, plan.config.id.domain)
             )
+        if name is None and view.plan is not None:
+            rendered = view.plan.namespace.manifest
+            labels = with_client(view, lambda api: namespace_labels(api, settings.namespace, retry=retry))
+            drift[f"namespace {settings.namespace}"] = namespace_drift(labels, rendered)
         drifted = bool(missing) or any(d.is_drift for found in drift.values() for d in found)
         if output in (OutputFormat.JSON, OutputFormat.YAML):
             entries = status_json(snapshots, drift)
@@ -191,7 +197,10 @@ def missing_note(plan: AppPlan) -> str:
     """Why an app of the stack that the cluster does not have is drift."""
     if plan.config.input.adopt:
         return f"{ADOPT_MISSING}: `pulumi up` would create it instead of adopting it"
-    return "in the stack but not in the cluster: the next `pulumi up` creates it"
+    return (
+        "in the stack but not in the cluster: `pulumi up --refresh` creates it (a plain `pulumi up` does not "
+        "see an object deleted by hand)"
+    )
 
 
 def adopt_drift(snapshot: AppSnapshot, plan: AppPlan | None, platform: PlatformConfig) -> list[Drift]:

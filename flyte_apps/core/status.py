@@ -306,6 +306,30 @@ _REFRESH_PUTS_BACK: Final = "`pulumi up --refresh` puts the stack's version back
 _PUT_BACK: Final = f"someone changed it through Flyte's UI; {_REFRESH_PUTS_BACK}"
 
 
+DRIFT_NAMESPACE: Final = "namespace"
+
+
+def namespace_drift(live_labels: Mapping[str, str] | None, rendered: Mapping[str, Any]) -> list[Drift]:
+    """The apps' namespace against the stack's: missing, or missing a label the stack puts on it (or
+    with another value). Labels of others are not drift. ``pulumi up --refresh`` puts either back."""
+    name = rendered["metadata"]["name"]
+    if live_labels is None:
+        return [
+            Drift(
+                DRIFT_NAMESPACE, f"namespace {name} is not in the cluster: `pulumi up --refresh` creates it"
+            )
+        ]
+    found: list[Drift] = []
+    for key, wanted in sorted((rendered["metadata"].get("labels") or {}).items()):
+        have = live_labels.get(key)
+        if have != wanted:
+            live = "missing" if have is None else f"{have!r}"
+            found.append(
+                Drift(DRIFT_NAMESPACE, f"label {key} is {live}, the stack's {wanted!r}: {_REFRESH_PUTS_BACK}")
+            )
+    return found
+
+
 def _spec_fields(spec: SpecComparison) -> str:
     if spec.fields:
         return f" (the spec differs in {', '.join(spec.fields)})"

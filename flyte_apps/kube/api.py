@@ -306,6 +306,32 @@ def delete_pod(
     return True
 
 
+def namespace_labels(
+    api: k8s.ApiClient,
+    name: str,
+    *,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+) -> dict[str, str] | None:
+    """A namespace's labels; None if the namespace does not exist."""
+    op = KubeOperation("get", "namespaces", None, name)
+    try:
+        found = call(
+            k8s.CoreV1Api(api).read_namespace,
+            name,
+            _request_timeout=request_timeout,
+            op=op,
+            retry=retry,
+            host=_host(api),
+        )
+    except KubeNotFound:
+        return None
+    if not isinstance(found, k8s.V1Namespace):
+        raise bad_response(op, _host(api), f"expected a Namespace, got {describe(found)}")
+    labels = found.metadata.labels if found.metadata is not None else None
+    return {str(key): str(value) for key, value in (labels or {}).items()}
+
+
 def config_map_data(
     api: k8s.ApiClient,
     *,

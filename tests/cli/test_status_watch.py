@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 import yaml
@@ -24,7 +24,7 @@ from flyte_apps.cli import watch as watch_command
 from flyte_apps.cli.exits import EXIT_DRIFT
 from flyte_apps.core import constants as c
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
-from tests.fakes.kube_semantics import KSERVICES, REVISIONS
+from tests.fakes.kube_semantics import KSERVICES, NAMESPACES, REVISIONS
 from tests.support.cli import command_app, without_locations
 from tests.support.config import MINIMAL_NAMESPACE as NS
 from tests.support.config import minimal_config, minimal_kservice, write_stack
@@ -51,11 +51,21 @@ def config_for(*apps: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+STACK_NAMESPACE_LABELS: Final = {"app.kubernetes.io/managed-by": "pulumi"}
+"""What `pulumi up` of a stack puts on the apps' namespace."""
+
+
 def deploy(server: FakeKubeApi, **app: Any) -> str:
     """Create the KService the stack renders for one app (default proj/dev/myapp); its name."""
     manifest = minimal_kservice(**app)
-    server.create(KSERVICES, manifest, NS)
+    deploy_manifest(server, manifest)
     return str(manifest["metadata"]["name"])
+
+
+def deploy_manifest(server: FakeKubeApi, manifest: dict[str, Any]) -> None:
+    """Create a KService in the namespace as a stack labels it."""
+    server.create(KSERVICES, manifest, NS)
+    server.patch(NAMESPACES, "", NS, {"metadata": {"labels": STACK_NAMESPACE_LABELS}})
 
 
 def running(server: FakeKubeApi, name: str, *, pods: int = 1) -> None:
@@ -192,8 +202,9 @@ def test_status_flags_spec_and_stop_drift_from_the_stack(kube_server: FakeKubeAp
         "someone changed it through Flyte's UI; `pulumi up --refresh` puts the stack's version back"
     )
     assert drift[1].startswith("  proj/dev/second: app is running but the stack has it stopped")
-    assert (
-        drift[2] == "  proj/dev/third: in the stack but not in the cluster: the next `pulumi up` creates it"
+    assert drift[2] == (
+        "  proj/dev/third: in the stack but not in the cluster: `pulumi up --refresh` creates it (a plain "
+        "`pulumi up` does not see an object deleted by hand)"
     )
 
     as_json = run("status", *stack, "-o", "json", "--kubeconfig", str(kube_server.kubeconfig_path))
@@ -420,7 +431,7 @@ def test_objects_of_any_shape_never_crash_status_or_watch(
     manifest = minimal_kservice()
     for part, value in shape.items():
         manifest[part] = {**manifest.get(part, {}), **value} if isinstance(value, dict) else value
-    kube_server.create(KSERVICES, manifest, NS)
+    deploy_manifest(kube_server, manifest)
     result = run(*command, *cluster(kube_server))
     assert result.exit_code == 0, (result.output, result.exception)
     assert "Traceback" not in result.output
@@ -434,7 +445,7 @@ def test_status_reports_knative_settings_lost_when_flyte_starts_a_stopped_app(
     knative = {"scaleDownDelay": "15m", "containerConcurrency": 2}
     ours = minimal_kservice(knative=knative)
     rebuilt = upstream_kservice(ours["metadata"]["annotations"][c.ANNOTATION_SPEC], "proj", "dev", "myapp")
-    kube_server.create(KSERVICES, rebuilt, NS)
+    deploy_manifest(kube_server, rebuilt)
     stack = stack_args(tmp_path, config_for({"knative": knative}))
     assert kube_server.kubeconfig_path is not None
     result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
@@ -449,7 +460,7 @@ def test_status_reports_knative_settings_lost_when_flyte_starts_a_stopped_app(
     ]
     assert result.exit_code == EXIT_DRIFT
     kube_server.delete(KSERVICES, NS, str(ours["metadata"]["name"]))
-    kube_server.create(KSERVICES, ours, NS)  # what `pulumi up` deploys: no drift
+    deploy_manifest(kube_server, ours)  # what `pulumi up` deploys: no drift
     again = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
     assert "drift:" not in again.stdout, again.stdout
 
@@ -529,7 +540,7 @@ def test_status_names_what_flytes_rebuild_of_a_private_gpu_app_took_away(
     }
     ours = minimal_kservice(**app)
     rebuilt = upstream_kservice(ours["metadata"]["annotations"][c.ANNOTATION_SPEC], "proj", "dev", "myapp")
-    kube_server.create(KSERVICES, rebuilt, NS)
+    deploy_manifest(kube_server, rebuilt)
     stack = stack_args(tmp_path, config_for(app))
     assert kube_server.kubeconfig_path is not None
     result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
@@ -550,9 +561,39 @@ def test_knatives_default_container_concurrency_is_no_drift(kube_server: FakeKub
     # engine): that is its default, not a setting the stack lacks.
     manifest = minimal_kservice()
     manifest["spec"]["template"]["spec"][c.FIELD_CONTAINER_CONCURRENCY] = 0
-    kube_server.create(KSERVICES, manifest, NS)
+    deploy_manifest(kube_server, manifest)
     stack = stack_args(tmp_path, config_for({}))
     assert kube_server.kubeconfig_path is not None
     result = run("status", *stack, "--kubeconfig", str(kube_server.kubeconfig_path), "--exit-code")
     assert result.exit_code == 0, result.stdout
     assert "drift:" not in result.stdout
+
+
+def test_status_reports_the_namespace_label_removed_by_hand(kube_server: FakeKubeApi, tmp_path: Path) -> None:
+    """Someone removed the label the stack puts on the apps' namespace: drift (exit 4), one line naming it."""
+    running(kube_server, deploy(kube_server))
+    kube_server.patch(NAMESPACES, "", NS, {"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}})
+    stack = stack_args(tmp_path, config_for({}))
+    assert kube_server.kubeconfig_path is not None
+    result = run("status", *stack, "--exit-code", "--kubeconfig", str(kube_server.kubeconfig_path))
+    assert result.exit_code == EXIT_DRIFT, result.stderr
+    assert result.stdout.split("drift:\n", 1)[1].splitlines() == [
+        f"  namespace {NS}: label app.kubernetes.io/managed-by is missing, the stack's 'pulumi': "
+        "`pulumi up --refresh` puts the stack's version back"
+    ]
+
+
+def test_status_reports_the_namespace_gone_and_someone_elses_labels_are_no_drift(
+    kube_server: FakeKubeApi, tmp_path: Path
+) -> None:
+    stack = stack_args(tmp_path, config_for({}))
+    assert kube_server.kubeconfig_path is not None
+    kubeconfig = ("--kubeconfig", str(kube_server.kubeconfig_path))
+    gone = run("status", *stack, "--exit-code", *kubeconfig)
+    assert gone.exit_code == EXIT_DRIFT
+    assert f"  namespace {NS}: namespace {NS} is not in the cluster: `pulumi up --refresh` creates it" in (
+        gone.stdout.splitlines()
+    )
+    running(kube_server, deploy(kube_server))
+    kube_server.patch(NAMESPACES, "", NS, {"metadata": {"labels": {"team": "ml"}}})
+    assert run("status", *stack, "--exit-code", *kubeconfig).exit_code == 0
