@@ -15,9 +15,10 @@ and torn down at the end of the session, however it ends (a failure, Ctrl-C, SIG
   config patches a stack made (the main one: a stopped app elsewhere needs them).
 - ``adopted``: apps made as Flyte's app service makes them, taken over (``stacks.adopt_upstream_apps``).
 
-Scenarios run in ``SCENARIO_ORDER`` of their files (then in definition order within a file): some
+Scenarios run in ``SCENARIO_ORDER`` of their files, then in definition order within a file: some
 change the main stack (an image, a stop and a start) and ``test_destroy.py`` destroys it, so it comes
-last; a file not in the list stops the collection rather than run at an unknown point.
+last; a file not in the list stops the collection rather than run at an unknown point. The fault
+scenarios (``FAULT_ORDER``) run with ``--faults``, and then alone (`make e2e-faults`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Final
 import pytest
 
 from tests.e2e import build, cluster
+from tests.e2e.faults.proxy import FaultProxy
 from tests.e2e.node.plane import NodePlane
 from tests.e2e.scenarios import installs
 from tests.e2e.scenarios.environment import SCENARIO_TOOLS
@@ -66,6 +68,9 @@ SCENARIO_ORDER: Final = (
     "test_package.py",
     "test_destroy.py",
 )
+FAULT_ORDER: Final = ("test_faults.py",)
+"""The fault scenarios (issue 40): `make e2e-faults` (``--faults``) runs these and nothing else; `make
+e2e` leaves them out."""
 REPORTER: Final = pytest.StashKey[ScenarioReporter]()
 WORK_PREFIX: Final = "flyte-apps-e2e-"
 
@@ -74,6 +79,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("e2e", "the real-engine scenarios (tests/e2e/README.md)")
     group.addoption("--work", type=Path, default=None, help="work directory (default: a new temporary one)")
     group.addoption("--keep", action="store_true", help="keep the work directory after a passing run")
+    group.addoption(
+        "--faults",
+        action="store_true",
+        help="run the fault scenarios (`make e2e-faults`: a proxy cuts the API server off), not the rest",
+    )
     group.addoption(
         "--no-netns",
         action="store_true",
@@ -88,11 +98,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    unknown = sorted({item.path.name for item in items} - set(SCENARIO_ORDER))
+    unknown = sorted({item.path.name for item in items} - set(SCENARIO_ORDER) - set(FAULT_ORDER))
     if unknown:
-        msg = f"scenario file(s) {', '.join(unknown)} not in SCENARIO_ORDER (tests/e2e/scenarios/conftest.py)"
+        msg = (
+            f"scenario file(s) {', '.join(unknown)} not in SCENARIO_ORDER or FAULT_ORDER "
+            "(tests/e2e/scenarios/conftest.py)"
+        )
         raise pytest.UsageError(msg)
-    items.sort(key=lambda item: SCENARIO_ORDER.index(item.path.name))  # stable: definition order within
+    order = FAULT_ORDER if config.getoption("faults") else SCENARIO_ORDER
+    left_out = [item for item in items if item.path.name not in order]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item.path.name in order]
+    items.sort(key=lambda item: order.index(item.path.name))  # stable: definition order within
 
 
 # -- what every scenario gets -------------------------------------------------------------------------
@@ -237,3 +255,15 @@ def adopted(suite: Suite, knative_settings: Deployed, reporter: ScenarioReporter
     done = adopt_upstream_apps(suite)
     reporter.set_up("adopted", time.monotonic() - began, "kubectl create, flyte-apps import, pulumi up")
     return done
+
+
+@pytest.fixture
+def fault_proxy(control_plane: NodePlane) -> Iterator[FaultProxy]:
+    """A proxy in front of the API server that a fault scenario tells where to cut (``faults/proxy.py``),
+    stopped after the scenario."""
+    proxy = FaultProxy(control_plane.pki, control_plane.apiserver_port)
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()

@@ -332,8 +332,8 @@ class Suite:
             time.sleep(POLL_S)
         raise ScenarioFailed(f"{what}: not after {timeout:.0f} s")
 
-    def revision_ready(self, name: str) -> bool:
-        revision = self.get(REVISIONS, name)
+    def revision_ready(self, name: str, namespace: str = NAMESPACE) -> bool:
+        revision = self.get(REVISIONS, name, namespace=namespace)
         return any(
             c["type"] == "Ready" and c["status"] == "True"
             for c in revision.get("status", {}).get("conditions", [])

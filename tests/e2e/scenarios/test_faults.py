@@ -1,0 +1,410 @@
+"""Faults on the real engine (issue 40; `make e2e-faults`): a `pulumi up` cut off by the API server going
+away, exactly where the fault proxy is told (``tests/e2e/faults/proxy.py``), is repaired by the command
+docs/operating.md names, loses nothing, and never stops an app that should serve.
+
+Each scenario starts the ``faults`` stack (three apps serving) through the API server itself, then points
+the stack at the proxy and runs `pulumi up` into the cut; the proxy is restored before the repair."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from tests.e2e.cluster import stop_group
+from tests.e2e.faults.proxy import Cut, FaultProxy
+from tests.e2e.outcome import ScenarioFailed, check
+from tests.e2e.scenarios.reporting import Record
+from tests.e2e.scenarios.running import through_ingress, wait_ready
+from tests.e2e.scenarios.stacks import Deployed
+from tests.e2e.scenarios.suite import KSERVICES, REVISIONS, STACKS, Suite
+
+STACK: Final = "faults"
+NAMESPACE: Final = "flyte-faults"
+SUFFIX: Final = "-faults-development"
+SERVING: Final = ("alpha", "beta", "gamma")
+ADDED: Final = ("delta", "epsilon", "zeta")
+KSERVICE_ITEM: Final = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/services/[^/]+"
+"""A KService's own path: pulumi-kubernetes 4.25 creates with a server-side apply, a PATCH there."""
+REPLACING_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
+REAPER_AGENT: Final = "OpenAPI-Generator/"
+"""How the reaper's requests (the official Python client's) introduce themselves."""
+FIRED_S: Final = 5.0
+"""The cut has happened by the time `pulumi up` ended; this bounds the proxy's hand-over of the news."""
+TRACEBACK: Final = "Traceback (most recent call last)"
+PULUMI_SUMMARIES: Final = (
+    "update failed",
+    "preview failed",
+    "Resource monitor has terminated, shutting down",
+)
+"""The engine's own closing errors (the stack's and the run's), which name no object."""
+CLEAN_UP_S: Final = 180.0
+KILL_AFTER_S: Final = 120.0
+HOLD_S: Final = 60.0
+"""How long an interrupted stop may take to reach its delete (its reaper's bound is 30 s)."""
+"""The longest a scenario waits for the moment it kills or races `pulumi up` at."""
+ERROR_SHOWN: Final = 160
+STATUS_DRIFT: Final = 4
+MANAGED_BY: Final = "app.kubernetes.io/managed-by"
+"""The label the stack puts on its namespace."""
+"""`flyte-apps status --exit-code`'s exit code for drift (docs/operating.md)."""
+ADDED_APP: Final = {
+    "container": {
+        "image": "ghcr.io/example/app:1.0",
+        "resources": {"requests": {"cpu": "25m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+    },
+    "autoscaling": {"maxReplicas": 1},
+}
+
+
+def kservice(app: str) -> str:
+    return f"{app}{SUFFIX}"
+
+
+def revisions(suite: Suite) -> dict[str, tuple[str, str]]:
+    """Every Revision of the namespace -> (its KService, its UID)."""
+    items = suite.get(REVISIONS, namespace=NAMESPACE)["items"]
+    return {
+        r["metadata"]["name"]: (
+            r["metadata"]["labels"].get("serving.knative.dev/service", ""),
+            r["metadata"]["uid"],
+        )
+        for r in items
+    }
+
+
+def serving(suite: Suite) -> dict[str, tuple[str, str]]:
+    """Each serving app answers through the ingress; their Revisions (-> KService, UID)."""
+    for app in SERVING:
+        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+    return {name: owner for name, owner in revisions(suite).items() if owner[0] in map(kservice, SERVING)}
+
+
+def uids(suite: Suite) -> dict[str, str]:
+    return {
+        k["metadata"]["name"]: k["metadata"]["uid"]
+        for k in suite.get(KSERVICES, namespace=NAMESPACE)["items"]
+    }
+
+
+def in_state(suite: Suite) -> set[str]:
+    """The KServices the stack's state holds (by their names in the cluster)."""
+    return {
+        r["outputs"]["metadata"]["name"]
+        for r in suite.state_resources(STACK)
+        if r["type"] == "kubernetes:serving.knative.dev/v1:Service" and "outputs" in r
+    }
+
+
+def error_lines(output: str) -> list[str]:
+    return [line.strip() for line in output.splitlines() if re.search(r"\berror:", line)]
+
+
+@pytest.fixture
+def faults_stack(suite: Suite, knative_settings: Deployed, fault_proxy: FaultProxy) -> Iterator[Suite]:
+    """The ``faults`` stack up through the API server itself, its three apps serving. After the scenario,
+    however it ended: the proxy restored, a lock left by a killed `up` cancelled, pending creates cleared,
+    the stack destroyed and removed (if `destroy` fails: removed by force, its namespace deleted, and the
+    scenario fails with what `destroy` said)."""
+    suite.write_stack(STACK, STACKS / "faults.yaml")
+    suite.pulumi("stack", "init", stack=STACK)
+    suite.pulumi("up", "--yes", stack=STACK)
+    try:
+        yield suite
+    finally:
+        fault_proxy.restore()
+        suite.pulumi("cancel", "--yes", stack=STACK, check_rc=False)
+        suite.pulumi("refresh", "--yes", "--clear-pending-creates", stack=STACK, check_rc=False)
+        destroyed = suite.pulumi("destroy", "--yes", stack=STACK, check_rc=False)
+        if destroyed.returncode == 0:
+            suite.pulumi("stack", "rm", "--yes", stack=STACK)
+        else:
+            suite.pulumi("stack", "rm", "--yes", "--force", stack=STACK)
+            suite.kubectl("delete", "namespace", NAMESPACE, "--wait=true", f"--timeout={CLEAN_UP_S:.0f}s")
+            said = "\n".join(error_lines(destroyed.stdout + destroyed.stderr))
+            raise ScenarioFailed(f"`pulumi destroy` of the faults stack failed:\n{said}")
+
+
+def add_apps(names: Sequence[str]) -> Callable[[Any], None]:
+    def change(document: Any) -> None:
+        document["config"]["flyte-apps:apps"].extend({"name": name, **ADDED_APP} for name in names)
+
+    return change
+
+
+def through_proxy(suite: Suite, proxy: FaultProxy, change: Callable[[Any], None]) -> None:
+    """Point the stack at the proxy (another address of the same API server) and make ``change`` to its
+    document: the preview replaces nothing (the providers' ``clusterIdentifier``)."""
+    with suite.edit_stack(STACK) as document:
+        document["config"]["kubernetes:kubeconfig"] = str(proxy.kubeconfig(suite.work / "proxy.kubeconfig"))
+        change(document)
+    preview = json.loads(suite.pulumi("preview", "--json", stack=STACK).stdout)
+    replacing = sorted(
+        f"{step['op']} {step['urn'].rsplit('::', 1)[-1]}"
+        for step in preview.get("steps", [])
+        if step["op"] in REPLACING_OPS
+    )
+    check(not replacing, f"pointing the stack at another address of its cluster replaces: {replacing}")
+
+
+def cut_off(suite: Suite, proxy: FaultProxy) -> subprocess.CompletedProcess[str]:
+    """`pulumi up` into the armed cut: it must fail, the cut must have happened, and what it prints has
+    no Python traceback and names the proxy's address in every error."""
+    failed = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
+    output = failed.stdout + failed.stderr
+    check(failed.returncode != 0, f"`pulumi up` through the cut succeeded:\n{output[-3000:]}")
+    proxy.wait_fired(FIRED_S)
+    check(TRACEBACK not in output, f"a Python traceback in `pulumi up`'s output:\n{output[-3000:]}")
+    address = f"127.0.0.1:{proxy.port}"
+    resource_errors = [line for line in error_lines(output) if not line.endswith(PULUMI_SUMMARIES)]
+    unnamed = [line for line in resource_errors if address not in line]
+    check(bool(resource_errors), f"no resource failed:\n{output[-3000:]}")
+    check(not unnamed, f"errors that do not name the API server's address {address}: {unnamed}")
+    return failed
+
+
+def first_error(failed: subprocess.CompletedProcess[str]) -> str:
+    """The first resource error `pulumi up` printed, shortened (for the scenario's line)."""
+    lines = [
+        line for line in error_lines(failed.stdout + failed.stderr) if not line.endswith(PULUMI_SUMMARIES)
+    ]
+    return lines[0][:ERROR_SHOWN] if lines else ""
+
+
+def test_api_server_gone_at_a_kservice_create(
+    faults_stack: Suite, fault_proxy: FaultProxy, record: Record
+) -> None:
+    """The API server creates the second of three new KServices and is gone before it answers. `pulumi
+    refresh` then `pulumi up` with it back: the lost one is taken over (same UID, no new Revision), every
+    app that served serves, no Revision with traffic was deleted."""
+    suite = faults_stack
+    before = serving(suite)
+    through_proxy(suite, fault_proxy, change=add_apps(ADDED))
+    fault_proxy.arm(Cut("PATCH", KSERVICE_ITEM, nth=2))
+    failed = cut_off(suite, fault_proxy)
+    fault_proxy.restore()
+
+    live = uids(suite)
+    lost = sorted(set(live) - in_state(suite))
+    suite.pulumi("refresh", "--yes", stack=STACK)
+    suite.pulumi("up", "--yes", stack=STACK)
+    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    after = uids(suite)
+    check(all(after[name] == live[name] for name in live), f"a KService was replaced: {live} -> {after}")
+    check(
+        set(after) == {kservice(a) for a in (*SERVING, *ADDED)},
+        f"KServices after the repair: {sorted(after)}",
+    )
+    for name in lost:
+        mine = [r for r, (owner, _) in revisions(suite).items() if owner == name]
+        check(len(mine) == 1, f"the lost KService {name} has revisions {mine} after the repair")
+    now = serving(suite)
+    check(
+        all(now.get(name) == owner for name, owner in before.items()),
+        f"revisions with traffic went: {before} -> {now}",
+    )
+    record(
+        f"cut at the 2nd KService create; lost {lost} taken over by refresh + up; {len(SERVING)} apps "
+        f"served throughout; first error: {first_error(failed)}"
+    )
+
+
+def stop_app(name: str) -> Callable[[Any], None]:
+    def change(document: Any) -> None:
+        for app in document["config"]["flyte-apps:apps"]:
+            if app["name"] == name:
+                app["stopped"] = True
+
+    return change
+
+
+def test_api_server_gone_while_a_reaper_waits(
+    faults_stack: Suite, fault_proxy: FaultProxy, record: Record
+) -> None:
+    """Stopping ``alpha``: the API server has taken the stop form and goes while the reaper reads the
+    KService. The reaper fails in one line naming the address; nothing is deleted; the other apps serve.
+    With it back, `pulumi up` finishes the stop: the old revision deleted, the stop revision kept."""
+    suite = faults_stack
+    before = serving(suite)
+    first = next(name for name, (owner, _) in before.items() if owner == kservice("alpha"))
+    through_proxy(suite, fault_proxy, change=stop_app("alpha"))
+    alpha_path = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/services/{kservice('alpha')}"
+    fault_proxy.arm(Cut("GET", alpha_path, nth=1, agent=REAPER_AGENT))
+    failed = cut_off(suite, fault_proxy)
+    fault_proxy.restore()
+    output = failed.stdout + failed.stderr
+    # Pulumi shows a resource's error twice (as it happens, and under "Diagnostics"): one message, one line.
+    reaper_errors = sorted(
+        {line.split("error: ", 1)[1] for line in error_lines(output) if kservice("alpha") in line}
+    )
+    check(len(reaper_errors) == 1, f"the reaper's failure is not one line: {reaper_errors}")
+    live = suite.get(KSERVICES, kservice("alpha"), namespace=NAMESPACE)
+    check(live["metadata"]["labels"].get("flyte.org/app-stopped") == "true", "the stop form was not applied")
+    check(first in revisions(suite), f"{first} was deleted while the reaper could not see its stop revision")
+
+    suite.pulumi("up", "--yes", stack=STACK)
+    (reaper,) = suite.reapers(STACK)
+    outputs = reaper.get("outputs", {})
+    check(outputs.get("deleted_revisions") == [first], f"the reaper's outputs after the repair: {outputs}")
+    check(outputs.get("stop_revision") in revisions(suite), f"the stop revision is gone: {outputs}")
+    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    others = {name: owner for name, owner in before.items() if owner[0] != kservice("alpha")}
+    for app in SERVING[1:]:
+        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+    now = revisions(suite)
+    check(all(now.get(name) == owner for name, owner in others.items()), f"a serving revision went: {now}")
+    record(f"`up` then deleted {first}; the reaper's line: {reaper_errors[0][:ERROR_SHOWN]}")
+
+
+def lock_files(suite: Suite) -> list[Path]:
+    return sorted((suite.work / "state" / ".pulumi" / "locks").glob(f"organization/*/{STACK}/*.json"))
+
+
+def test_up_killed_then_cancel_and_up(faults_stack: Suite, fault_proxy: FaultProxy, record: Record) -> None:
+    """`pulumi up` killed outright (SIGKILL to its process group) once the API server has taken two of
+    three new KServices: the lock stays and is named; `pulumi cancel` removes it; `pulumi up` converges
+    without replacing anything; the serving apps serve throughout."""
+    suite = faults_stack
+    before = serving(suite)
+    through_proxy(suite, fault_proxy, change=add_apps(ADDED))
+    up = suite.background_pulumi("up", "--yes", stack=STACK)
+    try:
+        fault_proxy.wait_for(lambda: fault_proxy.count("PATCH", KSERVICE_ITEM) >= 2, KILL_AFTER_S)
+        os.killpg(up.process.pid, signal.SIGKILL)
+        up.process.wait(timeout=KILL_AFTER_S)
+    finally:
+        if up.process.poll() is None:
+            stop_group(up.process)
+    locks = lock_files(suite)
+    check(len(locks) == 1, f"lock files after the kill: {locks}")
+    refused = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
+    said = refused.stdout + refused.stderr
+    check(
+        refused.returncode != 0 and "pulumi cancel" in said,
+        f"the next up was not refused naming the lock:\n{said}",
+    )
+    check(locks[0].name in said, f"the refusal does not name the lock file {locks[0].name}:\n{said}")
+    live = uids(suite)
+    suite.pulumi("cancel", "--yes", stack=STACK)
+    check(not lock_files(suite), "`pulumi cancel` left the lock")
+    suite.pulumi("up", "--yes", stack=STACK)
+    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    after = uids(suite)
+    check(
+        all(after[name] == uid for name, uid in live.items()), f"a KService was replaced: {live} -> {after}"
+    )
+    now = serving(suite)
+    check(all(now.get(name) == owner for name, owner in before.items()), f"a serving revision went: {now}")
+    record(f"killed after 2 KService applies; lock named, cancel, up: {len(after)} KServices, none replaced")
+
+
+def test_two_ups_at_once(faults_stack: Suite, fault_proxy: FaultProxy, record: Record) -> None:
+    """Two `pulumi up` of one stack at once: the second is refused naming the lock, the first applies
+    each change once, and the state loses nothing."""
+    suite = faults_stack
+    through_proxy(suite, fault_proxy, change=add_apps(ADDED[:1]))
+    resources_before = len(suite.state_resources(STACK))
+    first = suite.background_pulumi("up", "--yes", stack=STACK)
+    try:
+        fault_proxy.wait_for(lambda: bool(lock_files(suite)), KILL_AFTER_S)
+        second = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
+        suite.finish(first)
+    finally:
+        if first.process.poll() is None:
+            stop_group(first.process)
+    said = second.stdout + second.stderr
+    check(second.returncode != 0 and "currently locked" in said, f"the second up was not refused:\n{said}")
+    added = kservice(ADDED[0])
+    mine = [name for name, (owner, _) in revisions(suite).items() if owner == added]
+    check(len(mine) == 1, f"{added} has revisions {mine}: applied more than once?")
+    resources_after = len(suite.state_resources(STACK))
+    check(resources_after > resources_before, f"state resources {resources_before} -> {resources_after}")
+    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    record(f"second refused naming the lock; state {resources_before} -> {resources_after} resources")
+
+
+def test_objects_deleted_by_hand(faults_stack: Suite, record: Record) -> None:
+    """A KService and the namespace's label deleted by hand: `status` reports the app, `pulumi preview
+    --refresh` shows both, `pulumi up --refresh` restores both and the app serves again."""
+    suite = faults_stack
+    serving(suite)
+    gone = kservice("beta")
+    namespace = suite.get("namespaces", NAMESPACE, namespace=None)
+    label = MANAGED_BY
+    check(label in namespace["metadata"].get("labels", {}), f"the namespace has no {label}: {namespace}")
+    suite.kubectl("delete", "ksvc", gone, "-n", NAMESPACE, "--wait=true")
+    suite.kubectl("label", "namespace", NAMESPACE, f"{label}-")
+    status = suite.flyte_apps(
+        "status", "--project-dir", str(suite.project), "--stack", STACK, "--exit-code", check_rc=False
+    )
+    check(
+        status.returncode == STATUS_DRIFT,
+        f"`status --exit-code` exited {status.returncode}:\n{status.stdout}",
+    )
+    check("beta" in status.stdout, f"`status` does not name the deleted app:\n{status.stdout}")
+    preview = suite.pulumi("preview", "--refresh", "--diff", stack=STACK).stdout
+    check(
+        f"{gone}-kservice" in preview and "apps-namespace" in preview,
+        f"preview --refresh:\n{preview[-3000:]}",
+    )
+    suite.pulumi("up", "--yes", "--refresh", stack=STACK)
+    restored = suite.get("namespaces", NAMESPACE, namespace=None)["metadata"].get("labels", {})
+    check(label in restored, f"the namespace's {label} was not restored: {restored}")
+    serving(suite)
+    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    record(f"{gone} and the namespace's {label} deleted by hand; status exit 4; up --refresh restored both")
+
+
+def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultProxy, record: Record) -> None:
+    """Stopping ``alpha``: once its reaper reads the KService, `pulumi up` gets SIGINT, then SIGTERM (as CI
+    cancels a job). The reaper never deletes the revision that serves: the proxy holds its delete of the
+    old revision while the scenario checks that the stop revision is Ready. `pulumi cancel` (if a lock was
+    left) and `pulumi up` finish the stop."""
+    suite = faults_stack
+    before = serving(suite)
+    first = next(name for name, (owner, _) in before.items() if owner == kservice("alpha"))
+    through_proxy(suite, fault_proxy, change=stop_app("alpha"))
+    alpha_path = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/services/{kservice('alpha')}"
+    first_path = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/revisions/{first}"
+    fault_proxy.arm(Cut("DELETE", first_path, agent=REAPER_AGENT, hold=True))
+    up = suite.background_pulumi("up", "--yes", stack=STACK)
+    held = False
+    try:
+        fault_proxy.wait_for(
+            lambda: fault_proxy.count("GET", alpha_path, agent=REAPER_AGENT) >= 1, KILL_AFTER_S
+        )
+        os.killpg(up.process.pid, signal.SIGINT)
+        os.killpg(up.process.pid, signal.SIGTERM)
+        held = fault_proxy.fired.wait(HOLD_S)
+        if held:
+            alpha = suite.get(KSERVICES, kservice("alpha"), namespace=NAMESPACE)
+            ready = alpha["status"].get("latestReadyRevisionName")
+            check(
+                ready not in (None, first) and suite.revision_ready(ready, NAMESPACE),
+                f"the reaper deletes {first} while the stop revision is not Ready: {alpha['status']}",
+            )
+        fault_proxy.release()
+        up.process.wait(timeout=KILL_AFTER_S)
+    finally:
+        fault_proxy.release()
+        if up.process.poll() is None:
+            stop_group(up.process)
+    said = up.output.read_text()
+    check(TRACEBACK not in said, f"a Python traceback in the interrupted `pulumi up`:\n{said[-3000:]}")
+    suite.pulumi("cancel", "--yes", stack=STACK, check_rc=False)
+    suite.pulumi("up", "--yes", stack=STACK)
+    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    check(first not in revisions(suite), f"{first} still there after the repair")
+    for app in SERVING[1:]:
+        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+    fate = (
+        "its delete held until the stop revision was Ready" if held else "not deleted by the interrupted up"
+    )
+    record(f"interrupted `up` exited {up.process.returncode}; {first}: {fate}; cancel + up finished the stop")
