@@ -172,11 +172,11 @@ def cut_off(suite: Suite, proxy: FaultProxy) -> subprocess.CompletedProcess[str]
 
 
 def first_error(failed: subprocess.CompletedProcess[str]) -> str:
-    """The first resource error `pulumi up` printed, shortened (for the scenario's line)."""
+    """The end of the first resource error `pulumi up` printed (its cause; for the scenario's line)."""
     lines = [
         line for line in error_lines(failed.stdout + failed.stderr) if not line.endswith(PULUMI_SUMMARIES)
     ]
-    return lines[0][:ERROR_SHOWN] if lines else ""
+    return f"...{lines[0][-ERROR_SHOWN:]}" if lines else ""
 
 
 def test_api_server_gone_at_a_kservice_create(
