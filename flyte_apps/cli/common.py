@@ -106,12 +106,13 @@ KubeconfigOption = Annotated[
         help="Kubeconfig path (default: the stack's kubernetes:kubeconfig, KUBECONFIG, ~/.kube/config).",
     ),
 ]
+REQUEST_TIMEOUT_FLAG: Final = "--request-timeout"
 DEFAULT_REQUEST_TIMEOUT: Final = "30s"
 """``--request-timeout``'s default, as kubectl spells it (``kube.retry.DEFAULT_CALL_TIMEOUT``)."""
 RequestTimeoutOption = Annotated[
     str,
     typer.Option(
-        "--request-timeout",
+        REQUEST_TIMEOUT_FLAG,
         metavar="DURATION",
         help="How long one call to the cluster may take, retries included: seconds or a Go duration "
         "(30s, 1m); 0: no limit. As kubectl's flag.",
@@ -160,7 +161,9 @@ class ClusterView:
 
         from flyte_apps.kube.retry import DEFAULT_RETRY
 
-        return replace(base or DEFAULT_RETRY, timeout=self.request_timeout)
+        return replace(
+            base or DEFAULT_RETRY, timeout=self.request_timeout, timeout_source=REQUEST_TIMEOUT_FLAG
+        )
 
 
 def parse_request_timeout(text: str) -> float | None:

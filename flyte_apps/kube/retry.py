@@ -66,6 +66,9 @@ class RetryPolicy:
     max_retry_after: float = 10.0
     sleep: Callable[[float], None] = time.sleep
     timeout: float | None = DEFAULT_CALL_TIMEOUT
+    timeout_source: str = ""
+    """Where ``timeout`` comes from, as a user would set it (the CLI's ``--request-timeout``), named in the
+    error when it runs out; empty for a bound of the code's own (the RevisionReaper's in ``pulumi up``)."""
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
@@ -275,14 +278,19 @@ def call(
     raise AssertionError(msg)  # pragma: no cover
 
 
+def _limit(retry: RetryPolicy) -> str:
+    """``--request-timeout 30s``, or ``30s`` for a bound no user set."""
+    text = timeout_text(retry.timeout or 0.0)
+    return f"{retry.timeout_source} {text}" if retry.timeout_source else text
+
+
 def _within(retry: RetryPolicy) -> str:
-    return "" if retry.timeout is None else f", within --request-timeout {timeout_text(retry.timeout)}"
+    return "" if retry.timeout is None else f", within {_limit(retry)}"
 
 
 def _timed_out(op: KubeOperation, host: str, retry: RetryPolicy, attempts: int) -> KubeUnreachable:
-    limit = timeout_text(retry.timeout or 0.0)
     return KubeUnreachable(
-        f"no answer from the Kubernetes API at {host} within --request-timeout {limit} "
+        f"no answer from the Kubernetes API at {host} within {_limit(retry)} "
         f"(while trying to {op.verb} {op.subject}; {attempts} attempts)"
     )
 

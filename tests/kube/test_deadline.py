@@ -65,10 +65,25 @@ def test_a_call_that_used_up_its_budget_says_which_timeout_ran_out() -> None:
         time.sleep(float(kwargs["_request_timeout"]))
         raise urllib3.exceptions.ReadTimeoutError(None, "/", "read timed out")  # type: ignore[arg-type]
 
-    retry = RetryPolicy(attempts=4, base_delay=0.0, sleep=lambda _: None, timeout=0.2)
+    retry = RetryPolicy(
+        attempts=4, base_delay=0.0, sleep=lambda _: None, timeout=0.2, timeout_source="--request-timeout"
+    )
     with pytest.raises(KubeUnreachable, match=r"within --request-timeout 200ms") as raised:
         call(slow, _request_timeout=30.0, op=OP, retry=retry, host=HOST)
     assert "\n" not in str(raised.value)
+
+
+def test_a_bound_no_user_set_is_named_by_its_length_alone() -> None:
+    """The RevisionReaper runs in `pulumi up`, where no --request-timeout exists to name."""
+
+    def slow(**kwargs: Any) -> Any:
+        time.sleep(float(kwargs["_request_timeout"]))
+        raise urllib3.exceptions.ReadTimeoutError(None, "/", "read timed out")  # type: ignore[arg-type]
+
+    retry = RetryPolicy(attempts=4, base_delay=0.0, sleep=lambda _: None, timeout=0.2)
+    with pytest.raises(KubeUnreachable, match=r"within 200ms \(while trying to") as raised:
+        call(slow, _request_timeout=30.0, op=OP, retry=retry, host=HOST)
+    assert "request-timeout" not in str(raised.value)
 
 
 def test_a_stream_keeps_its_read_timeout_only_its_connect_is_bounded() -> None:
