@@ -48,6 +48,10 @@ PULUMI_SUMMARIES: Final = (
 """The engine's own closing errors (the stack's and the run's), which name no object."""
 CLEAN_UP_S: Final = 180.0
 KILL_AFTER_S: Final = 120.0
+NEW_IMAGE: Final = "ghcr.io/example/web:1.0"
+"""Another image the node has (``stacks.SCENARIO_IMAGES``)."""
+KNATIVE_WEBHOOK: Final = "knative-webhook"
+"""The control plane's name for Knative's webhook process (``cluster/knative.py``)."""
 HOLD_S: Final = 60.0
 """How long an interrupted stop may take to reach its delete (its reaper's bound is 30 s)."""
 """The longest a scenario waits for the moment it kills or races `pulumi up` at."""
@@ -56,9 +60,10 @@ STATUS_DRIFT: Final = 4
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 """The label the stack puts on its namespace."""
 """`flyte-apps status --exit-code`'s exit code for drift (docs/operating.md)."""
+ADDED_IMAGE: Final = "ghcr.io/example/app:1.0"
 ADDED_APP: Final = {
     "container": {
-        "image": "ghcr.io/example/app:1.0",
+        "image": ADDED_IMAGE,
         "resources": {"requests": {"cpu": "25m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
     },
     "autoscaling": {"maxReplicas": 1},
@@ -419,3 +424,66 @@ def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultPro
         "its delete held until the stop revision was Ready" if held else "not deleted by the interrupted up"
     )
     record(f"interrupted `up` exited {up.process.returncode}; {first}: {fate}; cancel + up finished the stop")
+
+
+def change_images(names: Sequence[str], image: str) -> Callable[[Any], None]:
+    def change(document: Any) -> None:
+        for app in document["config"]["flyte-apps:apps"]:
+            if app["name"] in names:
+                app["container"]["image"] = image
+
+    return change
+
+
+def images(suite: Suite) -> dict[str, str]:
+    """Each KService of the namespace -> its revision template's image."""
+    return {
+        k["metadata"]["name"]: k["spec"]["template"]["spec"]["containers"][0]["image"]
+        for k in suite.get(KSERVICES, namespace=NAMESPACE)["items"]
+    }
+
+
+def test_knatives_webhook_down(faults_stack: Suite, fault_proxy: FaultProxy, record: Record) -> None:
+    """Knative's webhook stopped (SIGSTOP: the API server's calls to it time out) while `up` changes two
+    apps' images and adds one: `up` fails, each error names the webhook and the object; every KService is
+    all old or all new; with the webhook back (SIGCONT), `up` converges and every app serves."""
+    suite = faults_stack
+    before = images(suite)
+    changed = (SERVING[0], SERVING[1])
+    state = suite.plane.state
+    check(state is not None, "the control plane recorded no processes")
+    assert state is not None
+    webhook = next(p for p in state.processes if p.name == KNATIVE_WEBHOOK)
+
+    def change(document: Any) -> None:
+        change_images(changed, NEW_IMAGE)(document)
+        add_apps(ADDED[:1])(document)
+
+    through_proxy(suite, fault_proxy, change=change)
+    os.killpg(webhook.pid, signal.SIGSTOP)
+    try:
+        failed = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
+    finally:
+        os.killpg(webhook.pid, signal.SIGCONT)
+    output = failed.stdout + failed.stderr
+    check(failed.returncode != 0, f"`pulumi up` with the webhook down succeeded:\n{output[-3000:]}")
+    check(TRACEBACK not in output, f"a Python traceback in `pulumi up`'s output:\n{output[-3000:]}")
+    errors = [line for line in error_lines(output) if not line.endswith(PULUMI_SUMMARIES)]
+    unnamed = [line for line in errors if "webhook" not in line or SUFFIX not in line]
+    check(bool(errors), f"no resource failed:\n{output[-3000:]}")
+    check(not unnamed, f"errors that do not name the webhook and the object: {unnamed}")
+    allowed = {name: {image} for name, image in before.items()}
+    for app in changed:
+        allowed[kservice(app)].add(NEW_IMAGE)
+    allowed[kservice(ADDED[0])] = {ADDED_IMAGE}
+    mixed = {name: image for name, image in images(suite).items() if image not in allowed.get(name, set())}
+    check(not mixed, f"KServices neither as before nor as the stack says: {mixed}")
+    suite.pulumi("up", "--yes", stack=STACK)
+    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    after = images(suite)
+    check(all(after[kservice(a)] == NEW_IMAGE for a in changed), f"images after the repair: {after}")
+    for app in (*SERVING, ADDED[0]):
+        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+    record(
+        f"`up` failed, {len(errors)} errors naming the webhook; with it back, `up` converged, 4 apps serve"
+    )
