@@ -20,6 +20,7 @@ import kubernetes
 import pytest
 
 from tests.e2e.cluster import stop_group
+from tests.e2e.faults.diagnostics import failures
 from tests.e2e.faults.proxy import Cut, FaultProxy
 from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.reporting import Record
@@ -40,8 +41,6 @@ REAPER_AGENT: Final = "OpenAPI-Generator/"
 FIRED_S: Final = 5.0
 """The cut has happened by the time `pulumi up` ended; this bounds the proxy's hand-over of the news."""
 TRACEBACK: Final = "Traceback (most recent call last)"
-STACK_TYPE: Final = "pulumi:pulumi:Stack"
-"""The stack's own diagnostics are Pulumi's summary ("update failed"), naming no object."""
 CLEAN_UP_S: Final = 180.0
 KILL_AFTER_S: Final = 120.0
 NEW_IMAGE: Final = "ghcr.io/example/web:1.0"
@@ -107,25 +106,6 @@ def in_state(suite: Suite) -> set[str]:
 
 def error_lines(output: str) -> list[str]:
     return [line.strip() for line in output.splitlines() if re.search(r"\berror:", line)]
-
-
-def failures(output: str) -> dict[str, list[str]]:
-    """What `pulumi up` printed under "Diagnostics:" for each resource but the stack (Pulumi's own
-    summary): ``<type> (<name>)`` -> its message lines (pulumi-kubernetes' multi-errors take several)."""
-    found: dict[str, list[str]] = {}
-    _, _, section = output.partition("Diagnostics:\n")
-    current: list[str] | None = None
-    for line in section.splitlines():
-        if line and not line[0].isspace():
-            break  # the next section (Outputs, Resources)
-        header = re.fullmatch(r"  (\S+ \(.+\)):", line)
-        if header:
-            current = (
-                None if header.group(1).startswith(STACK_TYPE) else found.setdefault(header.group(1), [])
-            )
-        elif current is not None and line.strip():
-            current.append(line.strip())
-    return found
 
 
 @pytest.fixture
