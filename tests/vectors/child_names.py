@@ -9,14 +9,12 @@ pairs below and writes its answers. The file is committed; ``make test`` only re
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import string
-import subprocess
-import sys
 from pathlib import Path
 from typing import Final
+
+from tests.vectors.gorun import write_judged
 
 HERE: Final = Path(__file__).resolve().parent
 OUTPUT: Final = HERE.parent / "fixtures" / "knative_child_names.json"
@@ -56,24 +54,7 @@ def pairs() -> list[tuple[str, str]]:
 
 
 def main() -> int:
-    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"}
-    done = subprocess.run(
-        ["go", "run", "."],
-        cwd=HERE / "childname",
-        input=json.dumps(pairs()),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-        check=False,
-    )
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr)
-        return done.returncode
-    names = json.loads(done.stdout)
-    OUTPUT.write_text(json.dumps(names, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
-    print(f"{OUTPUT}: {len(names)} names")
-    return 0
+    return write_judged(HERE / "childname", pairs(), OUTPUT, "names")
 
 
 if __name__ == "__main__":

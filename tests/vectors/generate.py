@@ -11,13 +11,11 @@ over the inputs below and writes its answers. The file is committed; ``make test
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Final
+
+from tests.vectors.gorun import write_judged
 
 HERE: Final = Path(__file__).resolve().parent
 OUTPUT: Final = HERE.parent / "fixtures" / "kube_validation_vectors.json"
@@ -241,24 +239,7 @@ def inputs() -> list[str]:
 
 
 def main() -> int:
-    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"}
-    done = subprocess.run(
-        ["go", "run", "."],
-        cwd=HERE / "judge",
-        input=json.dumps(inputs()),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-        check=False,
-    )
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr)
-        return done.returncode
-    verdicts = json.loads(done.stdout)
-    OUTPUT.write_text(json.dumps(verdicts, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
-    print(f"{OUTPUT}: {len(verdicts)} inputs")
-    return 0
+    return write_judged(HERE / "judge", inputs(), OUTPUT, "inputs")
 
 
 if __name__ == "__main__":
