@@ -323,9 +323,11 @@ def namespace_drift(live_labels: Mapping[str, str] | None, rendered: Mapping[str
     for key, wanted in sorted((rendered["metadata"].get("labels") or {}).items()):
         have = live_labels.get(key)
         if have != wanted:
-            live = "missing" if have is None else f"{have!r}"
             found.append(
-                Drift(DRIFT_NAMESPACE, f"label {key} is {live}, the stack's {wanted!r}: {_REFRESH_PUTS_BACK}")
+                Drift(
+                    DRIFT_NAMESPACE,
+                    f"label {key} is {_live_value(have)}, the stack's {wanted!r}: {_REFRESH_PUTS_BACK}",
+                )
             )
     return found
 

@@ -22,6 +22,9 @@ from tests.e2e.faults.proxy import Cut, FaultProxy, ProxyError
 
 CREATE: Final = Cut("POST", r"/apis/serving\.knative\.dev/v1/namespaces/[^/]+/services", nth=2)
 TIMEOUT_S: Final = 10.0
+ANSWER_LOST: Final = (ConnectionError, http.client.HTTPException, ssl.SSLError)
+"""What a client sees when the proxy drops its answer and closes the connection."""
+CREATES: Final = "/apis/serving.knative.dev/v1/namespaces/apps/services"
 
 
 class Recorder(http.server.BaseHTTPRequestHandler):
@@ -110,19 +113,18 @@ def test_requests_pass_whole_and_answers_come_back_on_one_connection(
 def test_a_cut_lets_the_server_act_loses_its_answer_and_refuses_every_dial_until_restored(
     pki: Path, proxy: FaultProxy, upstream: http.server.ThreadingHTTPServer
 ) -> None:
-    creates = "/apis/serving.knative.dev/v1/namespaces/apps/services"
     proxy.arm(CREATE)
     connection = connect(pki, proxy)
-    assert post(connection, creates, b"first").startswith(b"POST")
-    with pytest.raises((ConnectionError, http.client.HTTPException, ssl.SSLError)):
-        post(connection, creates, b"second")
+    assert post(connection, CREATES, b"first").startswith(b"POST")
+    with pytest.raises(ANSWER_LOST):
+        post(connection, CREATES, b"second")
     proxy.wait_fired(TIMEOUT_S)
     assert [body for _, _, body in upstream.received] == [b"first", b"second"]  # type: ignore[attr-defined]
     with pytest.raises(ConnectionRefusedError):
-        post(connect(pki, proxy), creates, b"third")
+        post(connect(pki, proxy), CREATES, b"third")
 
     proxy.restore()
-    assert post(connect(pki, proxy), creates, b"fourth").endswith(b"fourth")
+    assert post(connect(pki, proxy), CREATES, b"fourth").endswith(b"fourth")
     assert [body for _, _, body in upstream.received][-1] == b"fourth"  # type: ignore[attr-defined]
 
 
@@ -149,7 +151,7 @@ def test_a_cut_for_one_client_lets_another_clients_requests_through(
     assert connection.getresponse().read() == f"GET {path} ".encode()
     assert not proxy.fired.is_set()
     connection.request("GET", path, headers={"User-Agent": "OpenAPI-Generator/33.1.0/python"})
-    with pytest.raises((ConnectionError, http.client.HTTPException, ssl.SSLError)):
+    with pytest.raises(ANSWER_LOST):
         connection.getresponse().read()
     proxy.wait_fired(TIMEOUT_S)
     assert proxy.count("GET", re.escape(path)) == 2
@@ -160,17 +162,16 @@ def test_a_dry_run_does_not_count_towards_a_cut(
     pki: Path, proxy: FaultProxy, upstream: http.server.ThreadingHTTPServer
 ) -> None:
     """A preview's server-side dry runs reach the server, but the cut waits for the real request."""
-    creates = "/apis/serving.knative.dev/v1/namespaces/apps/services"
     proxy.arm(CREATE)
     connection = connect(pki, proxy)
     for body in (b"first", b"dry one", b"dry two"):
-        path = creates if body == b"first" else f"{creates}?dryRun=All&fieldManager=x"
+        path = CREATES if body == b"first" else f"{CREATES}?dryRun=All&fieldManager=x"
         assert post(connection, path, body).endswith(body)
     assert not proxy.fired.is_set()
-    with pytest.raises((ConnectionError, http.client.HTTPException, ssl.SSLError)):
-        post(connection, creates, b"second")
+    with pytest.raises(ANSWER_LOST):
+        post(connection, CREATES, b"second")
     proxy.wait_fired(TIMEOUT_S)
-    assert proxy.count("POST", re.escape(creates)) == 2
+    assert proxy.count("POST", re.escape(CREATES)) == 2
 
 
 def test_a_held_request_reaches_the_server_only_once_released(

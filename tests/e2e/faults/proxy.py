@@ -106,6 +106,8 @@ class FaultProxy:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fault-proxy", daemon=True)
         self._server: asyncio.Server | None = None
+        self._serving: ssl.SSLContext | None = None
+        self._upstream: ssl.SSLContext | None = None
         self._connections: set[_Connection] = set()
         self._cut: Cut | None = None
         self._counted = 0
@@ -118,6 +120,14 @@ class FaultProxy:
     # -- control, from the scenario's thread ----------------------------------------------------------
 
     def start(self) -> None:
+        """Listen; the TLS contexts are made here, once: the API server's certificate for clients, the
+        admin's towards the API server, HTTP/1.1 both ways."""
+        self._serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self._serving.load_cert_chain(self._pki / "apiserver.crt", self._pki / "apiserver.key")
+        self._upstream = ssl.create_default_context(cafile=str(self._pki / "ca.crt"))
+        self._upstream.load_cert_chain(self._pki / f"{ADMIN}.crt", self._pki / f"{ADMIN}.key")
+        for context in (self._serving, self._upstream):
+            context.set_alpn_protocols(["http/1.1"])
         self._thread.start()
         self._call(self._listen)
 
@@ -193,11 +203,8 @@ class FaultProxy:
     async def _listen(self) -> None:
         if self._server is not None:
             return
-        serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        serving.load_cert_chain(self._pki / "apiserver.crt", self._pki / "apiserver.key")
-        serving.set_alpn_protocols(["http/1.1"])
         self._server = await asyncio.start_server(
-            self._serve, LOOPBACK, self.port, ssl=serving, reuse_address=True
+            self._serve, LOOPBACK, self.port, ssl=self._serving, reuse_address=True
         )
         self.port = self._server.sockets[0].getsockname()[1]
 
@@ -210,16 +217,10 @@ class FaultProxy:
             connection.close()
         self._connections.clear()
 
-    def _upstream_tls(self) -> ssl.SSLContext:
-        context = ssl.create_default_context(cafile=str(self._pki / "ca.crt"))
-        context.load_cert_chain(self._pki / f"{ADMIN}.crt", self._pki / f"{ADMIN}.key")
-        context.set_alpn_protocols(["http/1.1"])
-        return context
-
     async def _serve(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection(
-                LOOPBACK, self._apiserver_port, ssl=self._upstream_tls(), server_hostname=LOOPBACK
+                LOOPBACK, self._apiserver_port, ssl=self._upstream, server_hostname=LOOPBACK
             )
         except OSError:
             client_writer.transport.abort()

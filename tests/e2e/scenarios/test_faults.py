@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
@@ -26,14 +25,17 @@ from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.reporting import Record
 from tests.e2e.scenarios.running import through_ingress, wait_ready
 from tests.e2e.scenarios.stacks import Deployed
-from tests.e2e.scenarios.suite import KSERVICES, REVISIONS, STACKS, Suite
+from tests.e2e.scenarios.suite import KSERVICES, LABEL_SERVICE, REVISIONS, STACKS, Suite
 
 STACK: Final = "faults"
 NAMESPACE: Final = "flyte-faults"
 SUFFIX: Final = "-faults-development"
 SERVING: Final = ("alpha", "beta", "gamma")
+STOPPED_APP: Final = SERVING[0]
+"""The app the stop scenarios stop."""
 ADDED: Final = ("delta", "epsilon", "zeta")
-KSERVICE_ITEM: Final = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/services/[^/]+"
+KSERVICES_PATH: Final = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/services"
+KSERVICE_ITEM: Final = rf"{KSERVICES_PATH}/[^/]+"
 """A KService's own path: pulumi-kubernetes 4.25 creates with a server-side apply, a PATCH there."""
 REPLACING_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 REAPER_AGENT: Final = "OpenAPI-Generator/"
@@ -74,17 +76,22 @@ def revisions(suite: Suite) -> dict[str, tuple[str, str]]:
     items = suite.get(REVISIONS, namespace=NAMESPACE)["items"]
     return {
         r["metadata"]["name"]: (
-            r["metadata"]["labels"].get("serving.knative.dev/service", ""),
+            r["metadata"]["labels"].get(LABEL_SERVICE, ""),
             r["metadata"]["uid"],
         )
         for r in items
     }
 
 
+def still_serving(suite: Suite, apps: Sequence[str]) -> None:
+    """Each of ``apps`` is Ready and answers through the ingress."""
+    for app in apps:
+        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+
+
 def serving(suite: Suite) -> dict[str, tuple[str, str]]:
     """Each serving app answers through the ingress; their Revisions (-> KService, UID)."""
-    for app in SERVING:
-        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+    still_serving(suite, SERVING)
     return {name: owner for name, owner in revisions(suite).items() if owner[0] in map(kservice, SERVING)}
 
 
@@ -102,10 +109,6 @@ def in_state(suite: Suite) -> set[str]:
         for r in suite.state_resources(STACK)
         if r["type"] == "kubernetes:serving.knative.dev/v1:Service" and "outputs" in r
     }
-
-
-def error_lines(output: str) -> list[str]:
-    return [line.strip() for line in output.splitlines() if re.search(r"\berror:", line)]
 
 
 @pytest.fixture
@@ -129,7 +132,9 @@ def faults_stack(suite: Suite, knative_settings: Deployed, fault_proxy: FaultPro
         else:
             suite.pulumi("stack", "rm", "--yes", "--force", stack=STACK)
             suite.kubectl("delete", "namespace", NAMESPACE, "--wait=true", f"--timeout={CLEAN_UP_S:.0f}s")
-            said = "\n".join(error_lines(destroyed.stdout + destroyed.stderr))
+            said = "\n".join(
+                " ".join(lines) for lines in failures(destroyed.stdout + destroyed.stderr).values()
+            )
             raise ScenarioFailed(f"`pulumi destroy` of the faults stack failed:\n{said}")
 
 
@@ -232,19 +237,21 @@ def test_api_server_gone_while_a_reaper_waits(
     With it back, `pulumi up` finishes the stop: the old revision deleted, the stop revision kept."""
     suite = faults_stack
     before = serving(suite)
-    first = next(name for name, (owner, _) in before.items() if owner == kservice("alpha"))
-    through_proxy(suite, fault_proxy, change=stop_app("alpha"))
-    alpha_path = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/services/{kservice('alpha')}"
+    first = next(name for name, (owner, _) in before.items() if owner == kservice(STOPPED_APP))
+    through_proxy(suite, fault_proxy, change=stop_app(STOPPED_APP))
+    alpha_path = f"{KSERVICES_PATH}/{kservice('alpha')}"
     fault_proxy.arm(Cut("GET", alpha_path, nth=1, agent=REAPER_AGENT))
     failed = cut_off(suite, fault_proxy)
     fault_proxy.restore()
     output = failed.stdout + failed.stderr
     reaper_errors = [said for name, said in failures(output).items() if "RevisionReaper" in name]
     check(
-        len(reaper_errors) == 1 and len(reaper_errors[0]) == 1 and kservice("alpha") in reaper_errors[0][0],
+        len(reaper_errors) == 1
+        and len(reaper_errors[0]) == 1
+        and kservice(STOPPED_APP) in reaper_errors[0][0],
         f"the reaper's failure is not one line naming its app: {reaper_errors}",
     )
-    live = suite.get(KSERVICES, kservice("alpha"), namespace=NAMESPACE)
+    live = suite.get(KSERVICES, kservice(STOPPED_APP), namespace=NAMESPACE)
     check(live["metadata"]["labels"].get("flyte.org/app-stopped") == "true", "the stop form was not applied")
     check(first in revisions(suite), f"{first} was deleted while the reaper could not see its stop revision")
 
@@ -254,9 +261,8 @@ def test_api_server_gone_while_a_reaper_waits(
     check(outputs.get("deleted_revisions") == [first], f"the reaper's outputs after the repair: {outputs}")
     check(outputs.get("stop_revision") in revisions(suite), f"the stop revision is gone: {outputs}")
     suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
-    others = {name: owner for name, owner in before.items() if owner[0] != kservice("alpha")}
-    for app in SERVING[1:]:
-        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+    others = {name: owner for name, owner in before.items() if owner[0] != kservice(STOPPED_APP)}
+    still_serving(suite, SERVING[1:])
     now = revisions(suite)
     check(all(now.get(name) == owner for name, owner in others.items()), f"a serving revision went: {now}")
     record(f"`up` then deleted {first}; the reaper's line: {reaper_errors[0][0][:ERROR_SHOWN]}")
@@ -368,9 +374,9 @@ def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultPro
     left) and `pulumi up` finish the stop."""
     suite = faults_stack
     before = serving(suite)
-    first = next(name for name, (owner, _) in before.items() if owner == kservice("alpha"))
-    through_proxy(suite, fault_proxy, change=stop_app("alpha"))
-    alpha_path = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/services/{kservice('alpha')}"
+    first = next(name for name, (owner, _) in before.items() if owner == kservice(STOPPED_APP))
+    through_proxy(suite, fault_proxy, change=stop_app(STOPPED_APP))
+    alpha_path = f"{KSERVICES_PATH}/{kservice('alpha')}"
     first_path = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/revisions/{first}"
     fault_proxy.arm(Cut("DELETE", first_path, agent=REAPER_AGENT, hold=True))
     api = kubernetes.config.new_client_from_config(config_file=str(suite.plane.kubeconfig))  # type: ignore[no-untyped-call]
@@ -378,7 +384,7 @@ def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultPro
 
     def alpha_status() -> dict[str, Any]:
         found = objects.get_namespaced_custom_object(
-            "serving.knative.dev", "v1", NAMESPACE, "services", kservice("alpha")
+            "serving.knative.dev", "v1", NAMESPACE, "services", kservice(STOPPED_APP)
         )
         return dict(cast("dict[str, Any]", found).get("status", {}))
 
@@ -411,8 +417,7 @@ def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultPro
     suite.pulumi("up", "--yes", stack=STACK)
     suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
     check(first not in revisions(suite), f"{first} still there after the repair")
-    for app in SERVING[1:]:
-        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+    still_serving(suite, SERVING[1:])
     fate = (
         "its delete held until the stop revision was Ready" if held else "not deleted by the interrupted up"
     )
@@ -477,8 +482,7 @@ def test_knatives_webhook_down(faults_stack: Suite, fault_proxy: FaultProxy, rec
     suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
     after = images(suite)
     check(all(after[kservice(a)] == NEW_IMAGE for a in changed), f"images after the repair: {after}")
-    for app in (*SERVING, ADDED[0]):
-        through_ingress(suite, wait_ready(suite, kservice(app), NAMESPACE))
+    still_serving(suite, (*SERVING, ADDED[0]))
     record(
         f"`up` failed, {len(errors)} errors naming the webhook; with it back, `up` converged, 4 apps serve"
     )
