@@ -34,6 +34,7 @@ from flyte_apps.core.adopt_check import compare_kservice
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.plan import AppPlan
 from flyte_apps.core.printable import printable
+from flyte_apps.core.readiness import no_ready_replica, unready_nodes
 from flyte_apps.core.status import (
     PHASE_UNKNOWN,
     AppConversionError,
@@ -49,7 +50,7 @@ from flyte_apps.core.status import (
 from flyte_apps.core.status_details import status_extras
 from flyte_apps.core.yamlout import dump_yaml
 from flyte_apps.kube.api import namespace_labels
-from flyte_apps.kube.apps import AppSettings, AppSnapshot, snapshot_app, snapshot_apps
+from flyte_apps.kube.apps import AppSettings, AppSnapshot, node_states, snapshot_app, snapshot_apps
 from flyte_apps.kube.domains import list_domain_mappings
 
 PHASE_COLOURS: Final = {
@@ -134,9 +135,24 @@ def status(
         }
         # Profile, links and custom URLs, and DomainMappings exposing stopped apps (core.status_details).
         mappings = with_client(view, lambda api: list_domain_mappings(api, settings.namespace, retry=retry))
-        extras = status_extras([(s.app, s.kservice) for s in snapshots], mappings.items, settings.namespace)
+        planned = {
+            key: [mapping["metadata"]["name"] for mapping in plan.domains.mappings]
+            for key, plan in plans.items()
+        }
+        extras = status_extras(
+            [(s.app, s.kservice) for s in snapshots],
+            mappings.items,
+            settings.namespace,
+            planned=None if mappings.unread else planned,
+        )
         for key, found in extras.drift.items():
             drift[key] = [*drift.get(key, []), *found]
+        # Replicas none of which is Ready (a lost node, a failing readiness probe): a note per app.
+        nodes = unready_nodes(s.pods for s in snapshots)
+        states = with_client(view, lambda api: node_states(api, nodes, retry=retry)) if nodes else {}
+        for s in snapshots:
+            key = app_key(s.app.metadata.id)
+            drift[key] = [*drift.get(key, []), *no_ready_replica(s.kservice, s.pods, states)]
         if mappings.unread:
             typer.echo(f"warning: custom domains not read: {mappings.unread}", err=True)
         missing: list[str] = []

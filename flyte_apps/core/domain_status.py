@@ -81,6 +81,22 @@ def mapping_drift(ksvc: Mapping[str, Any], mappings: Sequence[LiveMapping]) -> l
     ]
 
 
+def missing_mappings(kservice: str, planned: Sequence[str], mappings: Sequence[LiveMapping]) -> list[Drift]:
+    """Each host the stack maps to ``kservice`` (``planned``) that no live DomainMapping routes there."""
+    live = {mapping.host for mapping in mappings_of(kservice, mappings)}
+    return [
+        Drift(
+            DRIFT_DOMAIN_MAPPING,
+            bounded(
+                f"DomainMapping {host} is in the stack but not in the cluster: `pulumi up --refresh` creates "
+                "it (a plain `pulumi up` does not see an object deleted by hand)"
+            ),
+        )
+        for host in planned
+        if host not in live
+    ]
+
+
 def _url(host: str, status: Mapping[str, Any]) -> str:
     given = status.get("url")
     url = given if isinstance(given, str) and given else host

@@ -15,7 +15,7 @@ from typing import Any, Final
 from flyteidl2.app import app_definition_pb2 as app_pb
 
 from flyte_apps.core.bounds import bounded
-from flyte_apps.core.domain_status import custom_urls, mapping_drift, read_mappings
+from flyte_apps.core.domain_status import custom_urls, mapping_drift, missing_mappings, read_mappings
 from flyte_apps.core.status import Drift, app_key
 
 HEADING: Final = "details:"
@@ -88,7 +88,8 @@ class StatusExtras:
 
     details: dict[str, AppDetails] = field(default_factory=dict)
     drift: dict[str, list[Drift]] = field(default_factory=dict)
-    """Only apps with drift: a DomainMapping that exposes a stopped or cluster-local app."""
+    """Only apps with drift: a DomainMapping that exposes a stopped or cluster-local app, or one the
+    stack maps that the cluster lacks."""
 
     def lines(self) -> list[str]:
         """The ``details:`` block of the table output (nothing when no app has details)."""
@@ -104,16 +105,21 @@ def status_extras(
     apps: Iterable[tuple[app_pb.App, Mapping[str, Any]]],
     mapping_items: Iterable[Mapping[str, Any]],
     namespace: str,
+    planned: Mapping[str, Sequence[str]] | None = None,
 ) -> StatusExtras:
     """The details and mapping drift of each ``(app, live KService)``, given the namespace's
-    DomainMappings as the API lists them."""
+    DomainMappings as the API lists them and, with a stack, the hosts it maps per app (``planned``:
+    ``project/domain/name`` -> hosts; leave it out when the mappings could not be read)."""
     mappings = read_mappings(mapping_items, namespace)
     extras = StatusExtras()
     for app, ksvc in apps:
         key = app_key(app.metadata.id)
         name = str((ksvc.get("metadata") or {}).get("name") or "")
         extras.details[key] = app_details(app, custom_urls(name, mappings))
-        found = mapping_drift(ksvc, mappings)
+        found = [
+            *mapping_drift(ksvc, mappings),
+            *missing_mappings(name, (planned or {}).get(key, ()), mappings),
+        ]
         if found:
             extras.drift[key] = found
     return extras

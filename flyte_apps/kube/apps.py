@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from flyteidl2.app import app_definition_pb2 as app_pb
 from flyteidl2.app import replica_definition_pb2 as replica_pb
@@ -28,6 +28,7 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.bounds import bounded
 from flyte_apps.core.config.models import AppId, PlatformConfig
 from flyte_apps.core.naming import kservice_name
+from flyte_apps.core.readiness import node_state
 from flyte_apps.core.status import (
     AppConversionError,
     kservice_to_app,
@@ -82,6 +83,8 @@ class AppSnapshot:
     app: app_pb.App
     replicas: tuple[replica_pb.Replica, ...]
     kservice: Mapping[str, Any]
+    pods: tuple[Mapping[str, Any], ...] = ()
+    """The replicas' pods as read (``replicas`` in order): what readiness notes look at."""
 
 
 def identifier(app_id: AppId) -> app_pb.Identifier:
@@ -379,9 +382,45 @@ def _listed_pod_dicts(
 
 
 def _serialized(api: k8s.ApiClient, pods: Iterable[Any]) -> list[dict[str, Any]]:
-    """Pods as the wire-format dicts the pure status rules read."""
+    """Objects (pods, nodes) as the wire-format dicts the pure status rules read."""
     serialize = cast(Callable[[Any], dict[str, Any]], api.sanitize_for_serialization)
     return [serialize(pod) for pod in pods]
+
+
+MAX_NODES_READ: Final = 20
+"""Nodes one ``status`` reads to say why replicas are not Ready (the rest are named without a state)."""
+
+
+def node_states(
+    api: k8s.ApiClient,
+    names: Iterable[str],
+    *,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+) -> dict[str, str]:
+    """``readiness.node_state`` of each node in ``names`` (at most :data:`MAX_NODES_READ`), one GET
+    each. Best effort, as the notes they explain: a node that is gone, or that RBAC does not let the
+    caller read (nodes are cluster-wide), is left out; any other failure is logged and ends the reads."""
+    states: dict[str, str] = {}
+    read = cast(Callable[..., Any], k8s.CoreV1Api(api).read_node)
+    for name in list(names)[:MAX_NODES_READ]:
+        op = KubeOperation("get", "nodes", None, name)
+        try:
+            found = call(
+                read,
+                name,
+                _request_timeout=request_timeout,
+                op=op,
+                retry=retry,
+                host=str(api.configuration.host),
+            )
+        except (KubeNotFound, KubeForbidden):
+            continue
+        except KubeError as exc:
+            log.warning("node %s not read: %s", name, exc)
+            break
+        states[name] = node_state(_serialized(api, [found])[0])
+    return states
 
 
 def list_replicas(
@@ -410,7 +449,7 @@ def snapshot_app(
     app = to_app(api, settings, ksvc, now=now, retry=retry)
     name = kservice_name_of(app_id)
     pods = _pod_dicts(api, settings.namespace, f"{c.LABEL_KNATIVE_SERVICE}={name}", retry)
-    return AppSnapshot(app=app, replicas=_replicas(app, ksvc, pods), kservice=ksvc)
+    return _snapshot(app, ksvc, pods)
 
 
 def snapshot_apps(
@@ -455,9 +494,7 @@ def snapshot_apps(
             log.warning("skipping KService: %s", exc)
             continue
         name = str((ksvc.get("metadata") or {}).get("name") or "")
-        snapshots.append(
-            AppSnapshot(app=app, replicas=_replicas(app, ksvc, pods.get(name, [])), kservice=ksvc)
-        )
+        snapshots.append(_snapshot(app, ksvc, pods.get(name, [])))
     return sorted(snapshots, key=lambda s: _sort_key(s.app.metadata.id))
 
 
@@ -482,12 +519,16 @@ def _pods_by_service(pods: Iterable[dict[str, Any]]) -> dict[str, list[dict[str,
     return grouped
 
 
-def _replicas(
-    app: app_pb.App, ksvc: Mapping[str, Any], pods: list[dict[str, Any]]
-) -> tuple[replica_pb.Replica, ...]:
+def _snapshot(app: app_pb.App, ksvc: Mapping[str, Any], pods: list[dict[str, Any]]) -> AppSnapshot:
+    """The app with its replicas: the pods upstream's ``GetReplicas`` selects, and their replicas."""
     name = str((ksvc.get("metadata") or {}).get("name") or "")
     selected = replica_pods(pods, kservice=name, latest_ready_revision=latest_ready_revision(ksvc))
-    return tuple(pod_to_replica(pod, app.metadata.id) for pod in selected)
+    return AppSnapshot(
+        app=app,
+        replicas=tuple(pod_to_replica(pod, app.metadata.id) for pod in selected),
+        kservice=ksvc,
+        pods=tuple(selected),
+    )
 
 
 def _sort_key(ident: app_pb.Identifier) -> tuple[str, str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import socket
 import threading
@@ -23,8 +24,9 @@ from flyte_apps.cli import status as status_command
 from flyte_apps.cli import watch as watch_command
 from flyte_apps.cli.exits import EXIT_DRIFT
 from flyte_apps.core import constants as c
-from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
-from tests.fakes.kube_semantics import KSERVICES, NAMESPACES, REVISIONS
+from flyte_apps.core.plan import plan_stack
+from tests.fakes.kube_api import FAKE_NODE, FAKE_TOKEN, FakeKubeApi
+from tests.fakes.kube_semantics import DOMAIN_MAPPINGS, KSERVICES, NAMESPACES, NODES, PODS, REVISIONS
 from tests.support.cli import command_app, without_locations
 from tests.support.config import MINIMAL_NAMESPACE as NS
 from tests.support.config import minimal_config, minimal_kservice, write_stack
@@ -597,3 +599,91 @@ def test_status_reports_the_namespace_gone_and_someone_elses_labels_are_no_drift
     running(kube_server, deploy(kube_server))
     kube_server.patch(NAMESPACES, "", NS, {"metadata": {"labels": {"team": "ml"}}})
     assert run("status", *stack, "--exit-code", *kubeconfig).exit_code == 0
+
+
+LOST_NODE_STATUS: Final = {
+    "conditions": [
+        {
+            "type": "Ready",
+            "status": "Unknown",
+            "reason": "NodeStatusUnknown",
+            "message": "Kubelet stopped posting node status.",
+        }
+    ]
+}
+LOST_NODE_SAYS: Final = "NotReady (NodeStatusUnknown: Kubelet stopped posting node status.)"
+
+
+def lose_the_node(server: FakeKubeApi) -> dict[str, str]:
+    """What Kubernetes writes once the node stops reporting: the Node's Ready condition Unknown, and each
+    of its pods' Ready condition False (the containers' statuses stay as the kubelet left them). Each
+    pod's name -> its KService."""
+    server.create(NODES, {"metadata": {"name": FAKE_NODE}, "status": LOST_NODE_STATUS})
+    pods = {}
+    for name in server.names(PODS, NS):
+        pod = server.get(PODS, NS, name)
+        assert pod is not None
+        conditions = [{"type": "Ready", "status": "False"}]
+        server.patch(PODS, NS, name, {"status": {"conditions": conditions}}, status=True)
+        pods[name] = pod["metadata"]["labels"][c.LABEL_KNATIVE_SERVICE]
+    return pods
+
+
+def note_lines(result: Result) -> list[str]:
+    return result.stdout.split("notes:\n", 1)[1].splitlines() if "notes:\n" in result.stdout else []
+
+
+def test_status_names_each_app_whose_replicas_are_on_a_lost_node(kube_server: FakeKubeApi) -> None:
+    """Flyte's replica status stays ACTIVE (upstream's table reads containers); a note, one line per app,
+    says it has no ready replica, naming the pod and the node's state. An app scaled to zero has no
+    replica and no note. A note is not drift: `--exit-code` stays 0."""
+    running(kube_server, deploy(kube_server))
+    running(kube_server, deploy(kube_server, name="other"))
+    deploy(kube_server, name="idle")
+    pods = {kservice: pod for pod, kservice in lose_the_node(kube_server).items()}
+    result = run("status", *cluster(kube_server), "--exit-code")
+    assert result.exit_code == 0, result.stdout
+    assert note_lines(result) == [
+        f"  proj/dev/{app}: no ready replica: its replica is not Ready: pod {pods[f'{app}-proj-dev']} "
+        f"on node {FAKE_NODE}, which is {LOST_NODE_SAYS}"
+        for app in ("myapp", "other")
+    ]
+    entries = json.loads(run("status", *cluster(kube_server), "-o", "json").stdout)
+    replicas = [r["status"]["deploymentStatus"] for entry in entries for r in entry["replicas"]]
+    assert replicas == ["ACTIVE", "ACTIVE"]
+    notes = {entry["app"]["metadata"]["id"]["name"]: entry.get("notes") for entry in entries}
+    assert notes["idle"] is None
+    assert [n["kind"] for n in notes["myapp"]] == ["no-ready-replica"]
+
+
+def test_status_without_permission_to_read_nodes_still_names_the_unready_pod(
+    kube_server: FakeKubeApi,
+) -> None:
+    running(kube_server, deploy(kube_server))
+    (pod,) = lose_the_node(kube_server)
+    kube_server.fail_next(403, times=10, method="GET", path_contains="/nodes/")
+    result = run("status", *cluster(kube_server))
+    assert result.exit_code == 0, result.stderr
+    assert note_lines(result) == [
+        f"  proj/dev/myapp: no ready replica: its replica is not Ready: pod {pod} on node {FAKE_NODE}: not "
+        "Ready (Running)"
+    ]
+    assert result.stderr == ""
+
+
+def test_status_reports_a_domain_mapping_deleted_by_hand(kube_server: FakeKubeApi, tmp_path: Path) -> None:
+    """The stack maps a custom host to a running public app and the cluster has no DomainMapping for it:
+    drift (exit 4), one line naming the host and the repair."""
+    raw = config_for({"ingress": {"subdomain": "dash"}})
+    (planned,) = plan_stack(raw).apps
+    deploy_manifest(kube_server, copy.deepcopy(planned.kservice))
+    running(kube_server, planned.kservice_name)
+    stack = stack_args(tmp_path, raw)
+    result = run("status", *stack, *cluster(kube_server), "--exit-code")
+    assert result.exit_code == EXIT_DRIFT, result.stdout
+    assert drift_lines(result) == [
+        f"proj/dev/myapp: DomainMapping dash.{BASE_DOMAIN} is in the stack but not in the cluster: `pulumi "
+        "up --refresh` creates it (a plain `pulumi up` does not see an object deleted by hand)"
+    ]
+    kube_server.create(DOMAIN_MAPPINGS, copy.deepcopy(planned.domains.mappings[0]), NS)
+    assert run("status", *stack, *cluster(kube_server), "--exit-code").exit_code == 0

@@ -443,8 +443,12 @@ class FakeKubeApi:
         node: str | None = FAKE_NODE,
     ) -> dict[str, Any]:
         """Create a pod with the given containers, phase and ready container statuses, on ``node``
-        (None: a Pending pod no node took yet, whose log the API answers with 204 and no body)."""
+        (None: a Pending pod no node took yet, whose log the API answers with 204 and no body). A
+        running pod is Ready, as the kubelet reports it; one on a node and not running is not."""
         running = phase == "Running"
+        ready = {"type": "Ready", "status": "True" if running else "False"}
+        if not running:
+            ready["reason"] = "ContainersNotReady"
         body = {
             "metadata": {"name": name, "labels": dict(labels or {})},
             "spec": {
@@ -453,6 +457,7 @@ class FakeKubeApi:
             },
             "status": {
                 "phase": phase,
+                "conditions": [ready] if node else [],
                 "containerStatuses": [
                     {
                         "name": c,

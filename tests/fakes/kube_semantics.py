@@ -51,7 +51,8 @@ DOMAIN_MAPPINGS: Final = ResourceType(
     "serving.knative.dev", "v1beta1", "domainmappings", "DomainMapping", namespaced=True
 )
 CONFIG_MAPS: Final = ResourceType("", "v1", "configmaps", "ConfigMap", namespaced=True)
-RESOURCES: Final = (PODS, NAMESPACES, KSERVICES, REVISIONS, DOMAIN_MAPPINGS, CONFIG_MAPS)
+NODES: Final = ResourceType("", "v1", "nodes", "Node", namespaced=False)
+RESOURCES: Final = (PODS, NAMESPACES, KSERVICES, REVISIONS, DOMAIN_MAPPINGS, CONFIG_MAPS, NODES)
 
 _REASONS: Final = {
     400: "BadRequest",
