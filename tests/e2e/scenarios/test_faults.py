@@ -11,7 +11,8 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -21,11 +22,13 @@ import pytest
 from tests.e2e.cluster import stop_group
 from tests.e2e.faults.diagnostics import failures
 from tests.e2e.faults.proxy import Cut, FaultProxy
+from tests.e2e.node.node import PUBLIC_PORT
+from tests.e2e.node.traffic import get
 from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.reporting import Record
-from tests.e2e.scenarios.running import through_ingress, wait_ready
+from tests.e2e.scenarios.running import node_ip, through_ingress, wait_ready
 from tests.e2e.scenarios.stacks import Deployed
-from tests.e2e.scenarios.suite import KSERVICES, LABEL_SERVICE, REVISIONS, STACKS, Suite
+from tests.e2e.scenarios.suite import DOMAIN_MAPPINGS, KSERVICES, LABEL_SERVICE, REVISIONS, STACKS, Suite
 
 STACK: Final = "faults"
 NAMESPACE: Final = "flyte-faults"
@@ -45,18 +48,20 @@ FIRED_S: Final = 5.0
 TRACEBACK: Final = "Traceback (most recent call last)"
 CLEAN_UP_S: Final = 180.0
 KILL_AFTER_S: Final = 120.0
+"""The longest a scenario waits for the moment it kills or races `pulumi up` at."""
 NEW_IMAGE: Final = "ghcr.io/example/web:1.0"
 """Another image the node has (``stacks.SCENARIO_IMAGES``)."""
 KNATIVE_WEBHOOK: Final = "knative-webhook"
 """The control plane's name for Knative's webhook process (``cluster/knative.py``)."""
 HOLD_S: Final = 60.0
 """How long an interrupted stop may take to reach its delete (its reaper's bound is 30 s)."""
-"""The longest a scenario waits for the moment it kills or races `pulumi up` at."""
 ERROR_SHOWN: Final = 160
 STATUS_DRIFT: Final = 4
+"""`flyte-apps status --exit-code`'s exit code for drift (docs/operating.md)."""
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 """The label the stack puts on its namespace."""
-"""`flyte-apps status --exit-code`'s exit code for drift (docs/operating.md)."""
+MAPPED_HOST: Final = "gamma-web.apps.example.com"
+"""gamma's custom host (faults.yaml): the name of its DomainMapping."""
 ADDED_IMAGE: Final = "ghcr.io/example/app:1.0"
 ADDED_APP: Final = {
     "container": {
@@ -336,15 +341,18 @@ def test_two_ups_at_once(faults_stack: Suite, fault_proxy: FaultProxy, record: R
 
 
 def test_objects_deleted_by_hand(faults_stack: Suite, record: Record) -> None:
-    """A KService and the namespace's label deleted by hand: `status` reports the app, `pulumi preview
-    --refresh` shows both, `pulumi up --refresh` restores both and the app serves again."""
+    """A KService, another app's DomainMapping and the namespace's label deleted by hand: `status`
+    reports each, `pulumi preview --refresh` shows each, `pulumi up --refresh` restores each and the app
+    serves again."""
     suite = faults_stack
     serving(suite)
     gone = kservice("beta")
     namespace = suite.get("namespaces", NAMESPACE, namespace=None)
     label = MANAGED_BY
     check(label in namespace["metadata"].get("labels", {}), f"the namespace has no {label}: {namespace}")
+    mapping = suite.get(DOMAIN_MAPPINGS, MAPPED_HOST, namespace=NAMESPACE)
     suite.kubectl("delete", "ksvc", gone, "-n", NAMESPACE, "--wait=true")
+    suite.kubectl("delete", DOMAIN_MAPPINGS, MAPPED_HOST, "-n", NAMESPACE, "--wait=true")
     suite.kubectl("label", "namespace", NAMESPACE, f"{label}-")
     status = suite.flyte_apps(
         "status", "--project-dir", str(suite.project), "--stack", STACK, "--exit-code", check_rc=False
@@ -353,18 +361,29 @@ def test_objects_deleted_by_hand(faults_stack: Suite, record: Record) -> None:
         status.returncode == STATUS_DRIFT,
         f"`status --exit-code` exited {status.returncode}:\n{status.stdout}",
     )
-    check("beta" in status.stdout, f"`status` does not name the deleted app:\n{status.stdout}")
+    drift = status.stdout.split("drift:", 1)[-1]
+    for said in (
+        "faults/development/beta: in the stack but not in the cluster",
+        f"DomainMapping {MAPPED_HOST}",
+        label,
+    ):
+        check(said in drift, f"`status` does not report {said!r}:\n{status.stdout}")
     preview = suite.pulumi("preview", "--refresh", "--diff", stack=STACK).stdout
     check(
-        f"{gone}-kservice" in preview and "apps-namespace" in preview,
+        all(name in preview for name in (f"{gone}-kservice", "apps-namespace", MAPPED_HOST)),
         f"preview --refresh:\n{preview[-3000:]}",
     )
     suite.pulumi("up", "--yes", "--refresh", stack=STACK)
     restored = suite.get("namespaces", NAMESPACE, namespace=None)["metadata"].get("labels", {})
     check(label in restored, f"the namespace's {label} was not restored: {restored}")
+    remapped = suite.get(DOMAIN_MAPPINGS, MAPPED_HOST, namespace=NAMESPACE)
+    check(remapped["spec"] == mapping["spec"], f"the DomainMapping came back as {remapped['spec']}")
     serving(suite)
     suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
-    record(f"{gone} and the namespace's {label} deleted by hand; status exit 4; up --refresh restored both")
+    record(
+        f"{gone}, DomainMapping {MAPPED_HOST} and the namespace's {label} deleted by hand; status exit 4 "
+        "naming each; up --refresh restored all three"
+    )
 
 
 def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultProxy, record: Record) -> None:
@@ -485,4 +504,146 @@ def test_knatives_webhook_down(faults_stack: Suite, fault_proxy: FaultProxy, rec
     still_serving(suite, (*SERVING, ADDED[0]))
     record(
         f"`up` failed, {len(errors)} errors naming the webhook; with it back, `up` converged, 4 apps serve"
+    )
+
+
+NODE_LOST_S: Final = 150.0
+"""From the kubelet's stop until Kubernetes marks the node and its pods not Ready: kube-controller-manager's
+``--node-monitor-grace-period`` (50 s by default) plus its 5 s ``--node-monitor-period``, with margin."""
+NODE_BACK_S: Final = 120.0
+"""From the kubelet's return until the node is Ready and its pods Ready again (it posts its status at
+once and re-syncs each pod's status within its 10 s period)."""
+EVICTION_S: Final = 300.0
+"""The default ``tolerationSeconds`` of the unreachable taint: the node must be back before it, or its
+pods are evicted (the scenario promises they are not)."""
+KUBELET: Final = "kubelet"
+HTTP_OK: Final = 200
+TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
+NO_READY_REPLICA: Final = "no ready replica"
+
+
+def ready_status(obj: Mapping[str, Any]) -> str:
+    """The status of a node's or pod's Ready condition (True, False, Unknown; empty without one)."""
+    found: Mapping[str, Any] = next(
+        (cond for cond in obj.get("status", {}).get("conditions", []) if cond["type"] == "Ready"), {}
+    )
+    return str(found.get("status", ""))
+
+
+def node_ready(suite: Suite) -> str:
+    (node,) = suite.get("nodes", namespace=None)["items"]
+    return ready_status(node)
+
+
+def app_pods_ready(suite: Suite, apps: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Each app's live pods (not finished, not being deleted) -> their Ready condition's status."""
+    found: dict[str, dict[str, str]] = {app: {} for app in apps}
+    for pod in suite.get("pods", namespace=NAMESPACE)["items"]:
+        owner = pod["metadata"].get("labels", {}).get(LABEL_SERVICE, "")
+        app = next((a for a in apps if kservice(a) == owner), None)
+        finished = pod["status"].get("phase") in TERMINAL_PHASES or pod["metadata"].get("deletionTimestamp")
+        if app is not None and not finished:
+            found[app][pod["metadata"]["name"]] = ready_status(pod)
+    return found
+
+
+def status_lines(suite: Suite) -> list[str]:
+    """`flyte-apps status --stack faults`'s lines that say an app has no ready replica."""
+    shown = suite.flyte_apps("status", "--project-dir", str(suite.project), "--stack", STACK).stdout
+    return [line.strip() for line in shown.splitlines() if NO_READY_REPLICA in line]
+
+
+def failed_requests(suite: Suite, apps: Sequence[str]) -> int:
+    """One request to each app through the ingress (one try each): how many got no 200."""
+    failed = 0
+    for app in apps:
+        found = suite.get(KSERVICES, kservice(app), namespace=NAMESPACE)
+        url = found.get("status", {}).get("url", "")
+        try:
+            answer, _ = get(f"http://{node_ip(suite)}:{PUBLIC_PORT}/e2e", url.split("://", 1)[-1])
+        except OSError:
+            answer = 0
+        failed += answer != HTTP_OK
+    return failed
+
+
+def test_node_lost(faults_stack: Suite, record: Record) -> None:
+    """The kubelet stops (SIGSTOP: its containers keep running and it posts nothing, as a node cut off
+    from the API server). Once Kubernetes marks the node NotReady, `flyte-apps status` names each serving
+    app as having no ready replica, one line each; `pulumi up` adds an app and converges; with the
+    kubelet back (before eviction), every app serves again with the same pods and no action."""
+    suite = faults_stack
+    before = serving(suite)
+    pods_before = app_pods_ready(suite, SERVING)
+    check(
+        all(pods and all(ready == "True" for ready in pods.values()) for pods in pods_before.values()),
+        f"a serving app without a ready pod before the fault: {pods_before}",
+    )
+    state = suite.plane.state
+    check(state is not None, "the control plane recorded no processes")
+    assert state is not None
+    kubelet = next(p for p in state.processes if p.name == KUBELET)
+    stopped_at = time.monotonic()
+    os.killpg(kubelet.pid, signal.SIGSTOP)
+    try:
+        suite.wait("the node not Ready", lambda: node_ready(suite) not in ("True", ""), NODE_LOST_S)
+        lost_after = time.monotonic() - stopped_at
+        suite.wait(
+            "every serving app's pods marked not Ready",
+            lambda: all(
+                all(ready == "False" for ready in pods.values())
+                for pods in app_pods_ready(suite, SERVING).values()
+            ),
+            NODE_LOST_S,
+        )
+        lines = status_lines(suite)
+        named = sorted(app for app in SERVING if any(f"faults/development/{app}:" in line for line in lines))
+        check(
+            named == sorted(SERVING) and len(lines) == len(SERVING),
+            f"`status` while the node is lost: {lines}",
+        )
+        check(
+            all("which is NotReady" in line for line in lines),
+            f"`status` does not say the node is NotReady: {lines}",
+        )
+        failed_during = failed_requests(suite, SERVING)
+        with suite.edit_stack(STACK) as document:
+            add_apps(ADDED[:1])(document)
+        suite.pulumi("up", "--yes", stack=STACK)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        check(kservice(ADDED[0]) in uids(suite), "`up` did not create the added app while the node was lost")
+        check(
+            time.monotonic() - stopped_at < EVICTION_S,
+            f"the node was lost {time.monotonic() - stopped_at:.0f} s: its pods may be evicted",
+        )
+    finally:
+        os.killpg(kubelet.pid, signal.SIGCONT)
+    back_at = time.monotonic()
+    lost_s = back_at - stopped_at
+    suite.wait("the node Ready again", lambda: node_ready(suite) == "True", NODE_BACK_S)
+    suite.wait(
+        "every serving app's pods Ready again",
+        lambda: all(
+            pods and all(ready == "True" for ready in pods.values())
+            for pods in app_pods_ready(suite, SERVING).values()
+        ),
+        NODE_BACK_S,
+    )
+    ready_after = time.monotonic() - back_at
+    pods_after = app_pods_ready(suite, SERVING)
+    check(
+        {app: set(pods) for app, pods in pods_after.items()}
+        == {app: set(pods) for app, pods in pods_before.items()},
+        f"pods replaced: {pods_before} -> {pods_after}",
+    )
+    now = serving(suite)
+    check(all(now.get(name) == owner for name, owner in before.items()), f"a serving revision went: {now}")
+    still_serving(suite, ADDED[:1])
+    failed_after = failed_requests(suite, (*SERVING, ADDED[0]))
+    check(failed_after == 0, f"{failed_after} requests failed after the node came back")
+    suite.wait("`status` without a no-ready-replica note", lambda: not status_lines(suite), NODE_BACK_S)
+    record(
+        f"kubelet stopped {lost_s:.0f} s: node NotReady after {lost_after:.0f} s; status named "
+        f"{len(SERVING)} apps; up added {ADDED[0]}; back: pods Ready in {ready_after:.0f} s, same pods; "
+        f"requests failed during: {failed_during}/{len(SERVING)}, after: 0/{len(SERVING) + 1}"
     )
