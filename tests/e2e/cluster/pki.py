@@ -15,7 +15,10 @@ import yaml
 
 from tests.e2e.cluster.processes import LOOPBACK, run_checked
 
-SERVICE_CIDR: Final = "10.0.0.0/24"
+SERVICE_CIDR: Final = "10.0.0.0/16"
+"""The Services' range: each Knative revision takes two ClusterIPs (its public and private Services), so
+a /24 (254 addresses) is full at about 120 apps, as the 200-app scenario found; clusters are given far
+more (kubeadm's default is a /12)."""
 APISERVER_NAMES: Final = (
     ("IP", LOOPBACK),
     ("IP", "10.0.0.1"),  # the first address of SERVICE_CIDR: the `kubernetes` Service

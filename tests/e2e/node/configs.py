@@ -18,6 +18,8 @@ from typing import Any, Final
 
 import yaml
 
+from tests.e2e.cluster.pki import SERVICE_CIDR
+
 NODE_NAME: Final = "e2e-node"
 CNI_NETWORK: Final = "flyte-apps-e2e"
 CNI_BRIDGE: Final = "e2e-cni0"
@@ -171,7 +173,7 @@ class Addresses:
     node_ip: str = "10.250.0.1"
     node_prefix: int = 24
     pod_cidr: str = "10.88.0.0/16"
-    service_cidr: str = "10.0.0.0/24"
+    service_cidr: str = SERVICE_CIDR
 
     @property
     def pod_gateway(self) -> str:

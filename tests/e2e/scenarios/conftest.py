@@ -68,7 +68,7 @@ SCENARIO_ORDER: Final = (
     "test_package.py",
     "test_destroy.py",
 )
-FAULT_ORDER: Final = ("test_faults.py",)
+FAULT_ORDER: Final = ("test_faults.py", "test_scale_load.py")
 """The fault scenarios (issue 40): `make e2e-faults` (``--faults``) runs these and nothing else; `make
 e2e` leaves them out."""
 REPORTER: Final = pytest.StashKey[ScenarioReporter]()

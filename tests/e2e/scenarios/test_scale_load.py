@@ -1,0 +1,345 @@
+"""Scale and load (issue 40, scenario 8; `make e2e-faults`): a 200-app stack goes up in one `pulumi up`
+and down in one `pulumi destroy`; while 20 bounded clients (5 requests a second each) hit its warm apps
+through the ingress for 30 s, `flyte-apps status` and `watch` answer within twice their idle time, and
+`logs -f` of 10 replicas loses no line.
+
+The stack is made here, not in ``stacks/``: every tenth app stopped, a tenth cluster-local, the rest
+cold (Knative's ``initial-scale`` 0 and ``minReplicas: 0``: no pod until a request) except 20 warm
+apps with one replica each (``minReplicas: 1``). Knative's ``allow-zero-initial-scale`` is the main
+stack's (``manageConfig``); queue-proxy's CPU request is lowered through Knative's
+``config-deployment`` for this scenario only. The kubelet runs with its default ``maxPods`` (110)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import statistics
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import pytest
+from ruamel.yaml import YAML
+
+from tests.e2e.node.node import PUBLIC_PORT
+from tests.e2e.node.traffic import get, get_until_ok
+from tests.e2e.outcome import ScenarioFailed, check
+from tests.e2e.scenarios.reporting import Record
+from tests.e2e.scenarios.running import node_ip
+from tests.e2e.scenarios.stacks import Deployed
+from tests.e2e.scenarios.suite import KSERVICES, LABEL_SERVICE, Interrupted, Suite
+
+STACK: Final = "scale"
+NAMESPACE: Final = "flyte-scale"
+PROJECT: Final = "scale"
+DOMAIN: Final = "development"
+APPS: Final = 200
+WARM: Final = 20
+FOLLOWED: Final = 10
+CLIENTS: Final = 20
+LOAD_S: Final = 30.0
+IMAGE: Final = "ghcr.io/example/app:1.0"
+APP_PORT: Final = 8080
+"""The test app's port without a ``ports`` entry (Knative's default ``PORT``)."""
+QUEUE_CPU: Final = "5m"
+QUEUE_CPU_KEY: Final = "queue-sidecar-cpu-request"
+KNATIVE_NAMESPACE: Final = "knative-serving"
+READY_S: Final = 900.0
+"""Every KService Ready after the one `up` (Knative reconciles 200 services on 2 cores)."""
+GONE_S: Final = 600.0
+LISTED_S: Final = 120.0
+"""How long `watch` may take to print every app (idle or under load)."""
+SLOWER: Final = 2.0
+"""Under load, `status` and `watch` answer within this multiple of their idle time."""
+BATCHES: Final = 5
+LINES: Final = 200
+"""Each followed replica writes ``BATCHES`` x ``LINES`` lines during the load."""
+FOLLOW_S: Final = 60.0
+WATCH_POLL_S: Final = 0.05
+REQUEST_TIMEOUT_S: Final = 10.0
+CLIENT_INTERVAL_S: Final = 0.2
+"""A client sends at most one request per interval (5 a second; 100 a second from the 20): a bounded
+client, like a user's. Sent back to back instead, the load generator (Python, in this process) and the
+ingress take both cores and a CLI command, CPU-bound at its start, takes over three times as long."""
+TIMINGS: Final = 3
+"""`status` and `watch` are each timed this many times, idle and under load; the medians compare."""
+HTTP_OK: Final = 200
+
+
+def app_name(index: int) -> str:
+    return f"app-{index:03d}"
+
+
+def kservice(name: str) -> str:
+    return f"{name}-{PROJECT}-{DOMAIN}"
+
+
+def is_stopped(index: int) -> bool:
+    return index % 10 == 9
+
+
+def is_private(index: int) -> bool:
+    return index % 10 == 8
+
+
+def is_warm(index: int) -> bool:
+    return index % 10 == 0
+
+
+def stack_document(kubeconfig: str) -> dict[str, Any]:
+    apps = []
+    for index in range(APPS):
+        app: dict[str, Any] = {
+            "name": app_name(index),
+            "container": {
+                "image": IMAGE,
+                "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
+            },
+            "autoscaling": {"minReplicas": 1 if is_warm(index) else 0, "maxReplicas": 1},
+        }
+        if not is_warm(index):
+            app["knative"] = {"initialScale": 0}
+        if is_stopped(index):
+            app["stopped"] = True
+        if is_private(index):
+            app["visibility"] = "cluster-local"
+        apps.append(app)
+    return {
+        "config": {
+            "kubernetes:kubeconfig": kubeconfig,
+            "flyte-apps:platform": {
+                "namespace": NAMESPACE,
+                "baseDomain": "apps.example.com",
+                "retainNamespace": False,
+            },
+            "flyte-apps:project": PROJECT,
+            "flyte-apps:domain": DOMAIN,
+            "flyte-apps:apps": apps,
+        }
+    }
+
+
+@contextlib.contextmanager
+def lowered_queue_cpu(suite: Suite) -> Iterator[None]:
+    """queue-proxy's CPU request at ``QUEUE_CPU`` while the block runs, Knative's default after."""
+
+    def patch(value: str | None) -> None:
+        value_json = "null" if value is None else f'"{value}"'
+        suite.kubectl(
+            "patch", "configmap", "config-deployment", "-n", KNATIVE_NAMESPACE, "--type=merge",
+            "-p", f'{{"data": {{"{QUEUE_CPU_KEY}": {value_json}}}}}',
+        )  # fmt: skip
+
+    patch(QUEUE_CPU)
+    try:
+        yield
+    finally:
+        patch(None)
+
+
+def kservices(suite: Suite) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = suite.get(KSERVICES, namespace=NAMESPACE)["items"]
+    return items
+
+
+def all_ready(suite: Suite) -> bool:
+    found = kservices(suite)
+    return len(found) == APPS and all(
+        any(c["type"] == "Ready" and c["status"] == "True" for c in k.get("status", {}).get("conditions", []))
+        and k["status"].get("observedGeneration") == k["metadata"]["generation"]
+        for k in found
+    )
+
+
+def warm_pods(suite: Suite) -> dict[str, dict[str, Any]]:
+    """Each warm app's KService -> its one Ready pod (the wait fails if any has none)."""
+    wanted = {kservice(app_name(i)) for i in range(APPS) if is_warm(i)}
+    pods: dict[str, dict[str, Any]] = {}
+    for pod in suite.get("pods", namespace=NAMESPACE)["items"]:
+        owner = pod["metadata"].get("labels", {}).get(LABEL_SERVICE, "")
+        ready = any(
+            c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", [])
+        )
+        if owner in wanted and ready and not pod["metadata"].get("deletionTimestamp"):
+            pods[owner] = pod
+    return pods
+
+
+def timed(action: Any) -> float:
+    began = time.monotonic()
+    action()
+    return time.monotonic() - began
+
+
+@dataclass
+class Load:
+    """``CLIENTS`` threads, each sending one request at a time (bounded) to the warm apps in turn
+    through the ingress until ``LOAD_S`` has passed."""
+
+    url: str
+    hosts: Sequence[str]
+    ok: int = 0
+    failed: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    until: float = 0.0
+
+    def client(self, offset: int, until: float) -> None:
+        turn = offset
+        while (now := time.monotonic()) < until:
+            host = self.hosts[turn % len(self.hosts)]
+            turn += 1
+            next_at = now + CLIENT_INTERVAL_S
+            try:
+                status, body = get(self.url, host, REQUEST_TIMEOUT_S)
+                said = "" if status == HTTP_OK else f"{host}: {status} {body[:80]!r}"
+            except OSError as exc:
+                said = f"{host}: {exc}"
+            with self.lock:
+                if said:
+                    self.failed.append(said)
+                else:
+                    self.ok += 1
+            time.sleep(max(0.0, min(next_at, until) - time.monotonic()))
+
+    def running(self) -> bool:
+        return time.monotonic() < self.until
+
+    def run(self) -> list[threading.Thread]:
+        self.until = until = time.monotonic() + LOAD_S
+        threads = [threading.Thread(target=self.client, args=(i, until), daemon=True) for i in range(CLIENTS)]
+        for thread in threads:
+            thread.start()
+        return threads
+
+
+def expected_lines(index: int) -> set[str]:
+    return {f"load{index}x{batch} {line}" for batch in range(BATCHES) for line in range(1, LINES + 1)}
+
+
+LINE_RE: Final = re.compile(r"load(\d+)x(\d+) (\d+)")
+
+
+def seen_lines(output: str, index: int) -> set[str]:
+    return {m.group(0) for m in LINE_RE.finditer(output) if int(m.group(1)) == index}
+
+
+def write(pod: Mapping[str, Any], text: str, count: int) -> None:
+    get_until_ok(f"http://{pod['status']['podIP']}:{APP_PORT}/control/log?n={count}&text={text}")
+
+
+@pytest.fixture
+def scale_stack(suite: Suite, knative_settings: Deployed) -> Iterator[Suite]:
+    """The stack file written and initialized; after the scenario, destroyed if it still exists."""
+    yaml = YAML()
+    with suite.stack_file(STACK).open("w") as out:
+        yaml.dump(stack_document(str(suite.plane.kubeconfig)), out)
+    suite.pulumi("stack", "init", stack=STACK)
+    try:
+        yield suite
+    finally:
+        if suite.pulumi("destroy", "--yes", stack=STACK, check_rc=False).returncode == 0:
+            suite.pulumi("stack", "rm", "--yes", stack=STACK, check_rc=False)
+
+
+def test_scale_and_load(scale_stack: Suite, record: Record) -> None:
+    suite = scale_stack
+    common = ["--project-dir", str(suite.project), "--stack", STACK]
+    with lowered_queue_cpu(suite):
+        up_s = timed(lambda: suite.pulumi("up", "--yes", stack=STACK))
+        began = time.monotonic()
+        suite.wait(f"all {APPS} KServices Ready", lambda: all_ready(suite), READY_S)
+        ready_s = time.monotonic() - began
+        suite.wait(f"a Ready pod of each of the {WARM} warm apps", lambda: len(warm_pods(suite)) == WARM)
+        pods = warm_pods(suite)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        cold = [
+            p for p in suite.get("pods", namespace=NAMESPACE)["items"]
+            if p["metadata"].get("labels", {}).get(LABEL_SERVICE) not in pods
+        ]  # fmt: skip
+        check(not cold, f"pods of cold apps: {[p['metadata']['name'] for p in cold]}")
+
+        def status() -> None:
+            listed = suite.flyte_apps("status", *common, "-o", "json").stdout
+            check(listed.count('"app"') == APPS, "status did not list every app")
+
+        def watch() -> float:
+            """Seconds from `watch`'s start until it has printed every app (read every 50 ms)."""
+            began = time.monotonic()
+            with suite.flyte_apps_running(
+                "watch", *common, output=suite.work / f"scale-watch-{time.monotonic_ns()}.out"
+            ) as watching:
+                while watching.stdout.count(" CREATED ") < APPS:
+                    if time.monotonic() - began > LISTED_S:
+                        raise ScenarioFailed(f"`watch` did not print all {APPS} apps in {LISTED_S:.0f} s")
+                    time.sleep(WATCH_POLL_S)
+                return time.monotonic() - began
+
+        idle_status = statistics.median(timed(status) for _ in range(TIMINGS))
+        idle_watch = statistics.median(watch() for _ in range(TIMINGS))
+        followed = sorted(pods)[:FOLLOWED]
+        index = {name: i for i, name in enumerate(followed)}
+        with contextlib.ExitStack() as stack:
+            logs: dict[str, Interrupted] = {}
+            for name in followed:
+                app = name.removesuffix(f"-{PROJECT}-{DOMAIN}")
+                logs[name] = stack.enter_context(
+                    suite.flyte_apps_running(
+                        "logs", app, "-f", "--tail", "0", *common, output=suite.work / f"scale-logs-{app}.out"
+                    )
+                )
+
+            def attached() -> bool:  # written again until seen: `-f` may not have attached at the first
+                for name in followed:
+                    write(pods[name], f"attached{index[name]}", 1)
+                return all(f"attached{index[name]} 1" in logs[name].stdout for name in followed)
+
+            suite.wait(f"`logs -f` of {FOLLOWED} replicas attached", attached, FOLLOW_S)
+            urls = {k["metadata"]["name"]: str(k["status"]["url"]) for k in kservices(suite)}
+            hosts = [urls[name].split("://", 1)[1] for name in sorted(pods)]
+            load = Load(f"http://{node_ip(suite)}:{PUBLIC_PORT}/e2e", hosts)
+            threads = load.run()
+            loaded = [(timed(status), watch()) for _ in range(TIMINGS)]
+            check(load.running(), f"the load ended before `status` and `watch` were timed {TIMINGS} times")
+            loaded_status = statistics.median(s for s, _ in loaded)
+            loaded_watch = statistics.median(w for _, w in loaded)
+            node_pods = len(json.loads(suite.kubectl("get", "pods", "-A", "-o", "json").stdout)["items"])
+            for batch in range(BATCHES):
+                for name in followed:
+                    write(pods[name], f"load{index[name]}x{batch}", LINES)
+            for thread in threads:
+                thread.join(LOAD_S + REQUEST_TIMEOUT_S * 2)
+            check(not any(t.is_alive() for t in threads), "a load client did not end")
+
+            def all_followed() -> bool:
+                return all(seen_lines(logs[n].stdout, index[n]) >= expected_lines(index[n]) for n in followed)
+
+            with contextlib.suppress(ScenarioFailed):
+                suite.wait("every written line in `logs -f`", all_followed, FOLLOW_S)
+        lost = {n: len(expected_lines(index[n]) - seen_lines(logs[n].stdout, index[n])) for n in followed}
+        check(not any(lost.values()), f"`logs -f` lost lines: {lost}")
+        check(
+            not load.failed,
+            f"{len(load.failed)} of {load.ok + len(load.failed)} requests failed: {load.failed[:5]}",
+        )
+        check(
+            loaded_status <= SLOWER * idle_status and loaded_watch <= SLOWER * idle_watch,
+            f"under load status took {loaded_status:.1f} s (idle {idle_status:.1f} s), watch "
+            f"{loaded_watch:.1f} s (idle {idle_watch:.1f} s)",
+        )
+    destroy_s = timed(lambda: suite.pulumi("destroy", "--yes", stack=STACK))
+    suite.wait(
+        f"namespace {NAMESPACE} gone",
+        lambda: not suite.exists("namespaces", NAMESPACE, namespace=None),
+        GONE_S,
+    )
+    record(
+        f"{APPS} apps: up {up_s:.0f} s, all Ready {ready_s:.0f} s later, {WARM} warm pods; {CLIENTS} clients "
+        f"{LOAD_S:.0f} s: {load.ok} requests, 0 failed; status {loaded_status:.1f} s "
+        f"(idle {idle_status:.1f}), "
+        f"watch {loaded_watch:.1f} s (idle {idle_watch:.1f}); logs -f of {FOLLOWED} replicas: "
+        f"{FOLLOWED * BATCHES * LINES} lines, 0 lost; {node_pods} pods on the node (maxPods 110); destroy "
+        f"{destroy_s:.0f} s"
+    )
