@@ -105,8 +105,9 @@ e2e-tools: setup
 e2e: setup
 	@$(BIN)/python -m tests.e2e.run $(E2E_ARGS)
 
-# The fault scenarios (tests/e2e/scenarios/test_faults.py, issue 40): a proxy of ours cuts the API server
-# off in the middle of `pulumi up`, then the documented repair must converge. Needs `make e2e-tools`.
+# The fault scenarios (tests/e2e/scenarios/test_faults.py and test_scale_load.py, issue 40): a proxy of
+# ours cuts the API server off in the middle of `pulumi up`, the node is lost, 200 apps run under load;
+# the documented repair must converge. About 25 minutes warm. Needs `make e2e-tools`.
 e2e-faults: setup
 	@$(BIN)/python -m tests.e2e.run --faults $(E2E_ARGS)
 
