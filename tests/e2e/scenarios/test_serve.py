@@ -122,8 +122,13 @@ def test_extras(suite: Suite, knative_settings: Deployed, record: Record) -> Non
                 suite.get(KSERVICES, kservice, namespace=EXTRAS_NAMESPACE), "ConfigurationsReady"
             )
             lines = suite.flyte_apps("status", app, "-p", EXTRAS, "-d", "development", *common).stdout
-            row = [line for line in lines.splitlines() if f"{EXTRAS}/development/{app}" in line]
+            key = f"{EXTRAS}/development/{app}"
+            row = [line for line in lines.splitlines() if line.startswith(key)]  # the table's row
             check(len(row) == 1 and "FAILED" in row[0], f"{app}: status says\n{lines}")
+            notes = [
+                line for line in lines.splitlines() if line.strip().startswith(f"{key}: no ready replica")
+            ]
+            check(len(notes) <= 1, f"{app}: more than one no-ready-replica note:\n{lines}")
             said = f"{failed.get('reason')}: {failed.get('message', '')[:STATUS_WORDS]}"
             check(said in row[0], f"{app}: Knative's {said!r} is not in {row[0]!r}")
         with suite.edit_stack(EXTRAS) as document:
