@@ -34,7 +34,7 @@ from flyte_apps.core.adopt_check import compare_kservice
 from flyte_apps.core.config.models import PlatformConfig
 from flyte_apps.core.plan import AppPlan
 from flyte_apps.core.printable import printable
-from flyte_apps.core.readiness import no_ready_replica, unready_nodes
+from flyte_apps.core.readiness import no_ready_replica, nodes_of, unready_replicas
 from flyte_apps.core.status import (
     PHASE_UNKNOWN,
     AppConversionError,
@@ -148,11 +148,11 @@ def status(
         for key, found in extras.drift.items():
             drift[key] = [*drift.get(key, []), *found]
         # Replicas none of which is Ready (a lost node, a failing readiness probe): a note per app.
-        nodes = unready_nodes(s.pods for s in snapshots)
+        unready = {app_key(s.app.metadata.id): unready_replicas(s.kservice, s.pods) for s in snapshots}
+        nodes = nodes_of(pod for pods in unready.values() for pod in pods)
         states = with_client(view, lambda api: node_states(api, nodes, retry=retry)) if nodes else {}
-        for s in snapshots:
-            key = app_key(s.app.metadata.id)
-            drift[key] = [*drift.get(key, []), *no_ready_replica(s.kservice, s.pods, states)]
+        for key, pods in unready.items():
+            drift[key] = [*drift.get(key, []), *no_ready_replica(pods, states)]
         if mappings.unread:
             typer.echo(f"warning: custom domains not read: {mappings.unread}", err=True)
         missing: list[str] = []

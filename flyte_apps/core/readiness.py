@@ -53,39 +53,37 @@ def node_state(node: Mapping[str, Any]) -> str:
     return f"NotReady ({why})" if why else "NotReady"
 
 
-def unready_nodes(pod_lists: Iterable[Sequence[Mapping[str, Any]]]) -> list[str]:
-    """The nodes of pods that :func:`no_ready_replica` would report (whose state is worth a read)."""
-    found: set[str] = set()
-    for pods in pod_lists:
-        live = _live(pods)
-        if live and not any(pod_is_ready(pod) for pod in live):
-            found.update(node for node in map(node_of, live) if node)
-    return sorted(found)
-
-
-def no_ready_replica(
-    ksvc: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], nodes: Mapping[str, str]
-) -> list[Drift]:
-    """A note when the app is meant to run, has replicas (``pods``: its replica pods) and none is Ready.
-    ``nodes``: node name -> :func:`node_state`, for the nodes that could be read."""
-    live = _live(pods)
-    if is_stopped(ksvc) or not live or any(pod_is_ready(pod) for pod in live):
-        return []
-    said = [_why(pod, nodes) for pod in live[:_PODS_NAMED]]
-    more = f" and {len(live) - _PODS_NAMED} more" if len(live) > _PODS_NAMED else ""
-    count = "its replica is not Ready" if len(live) == 1 else f"none of its {len(live)} replicas is Ready"
-    message = f"no ready replica: {count}: {'; '.join(said)}{more}"
-    return [Drift(NOTE_NO_READY_REPLICA, bounded(message), is_drift=False)]
-
-
-def _live(pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Pods that are or could become replicas: not finished, not being deleted."""
-    return [
+def unready_replicas(ksvc: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The app's live replicas (``pods``: its replica pods, not finished nor being deleted) when it is
+    meant to run and none of them is Ready; otherwise none."""
+    live = [
         pod
         for pod in pods
         if text_of(status_of(pod).get("phase")) not in _TERMINAL_PHASES
         and not metadata_of(pod).get("deletionTimestamp")
     ]
+    if is_stopped(ksvc) or any(pod_is_ready(pod) for pod in live):
+        return []
+    return live
+
+
+def nodes_of(pods: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The nodes ``pods`` run on (whose state is worth a read when they are unready replicas)."""
+    return sorted({node for node in map(node_of, pods) if node})
+
+
+def no_ready_replica(unready: Sequence[Mapping[str, Any]], nodes: Mapping[str, str]) -> list[Drift]:
+    """The note for an app whose replicas are ``unready`` (:func:`unready_replicas`); none without any.
+    ``nodes``: node name -> :func:`node_state`, for the nodes that could be read."""
+    if not unready:
+        return []
+    said = [_why(pod, nodes) for pod in unready[:_PODS_NAMED]]
+    more = f" and {len(unready) - _PODS_NAMED} more" if len(unready) > _PODS_NAMED else ""
+    count = (
+        "its replica is not Ready" if len(unready) == 1 else f"none of its {len(unready)} replicas is Ready"
+    )
+    message = f"no ready replica: {count}: {'; '.join(said)}{more}"
+    return [Drift(NOTE_NO_READY_REPLICA, bounded(message), is_drift=False)]
 
 
 def _why(pod: Mapping[str, Any], nodes: Mapping[str, str]) -> str:

@@ -11,7 +11,8 @@ from flyte_apps.core.readiness import (
     NOTE_NO_READY_REPLICA,
     no_ready_replica,
     node_state,
-    unready_nodes,
+    nodes_of,
+    unready_replicas,
 )
 from flyte_apps.core.status import REPLICA_ACTIVE, pod_replica_status
 
@@ -36,6 +37,11 @@ LOST_NODE: Final[dict[str, Any]] = {
 }
 
 
+def note_of(ksvc: dict[str, Any], pods: list[dict[str, Any]], nodes: dict[str, str]) -> list[Any]:
+    """What `status` does per app: its unready replicas, then the note on them."""
+    return no_ready_replica(unready_replicas(ksvc, pods), nodes)
+
+
 def pod(name: str, *, ready: str = "True", phase: str = "Running", **extra: Any) -> dict[str, Any]:
     """A running replica whose containers the kubelet last reported ready; ``ready``: its Ready
     condition (the node lifecycle controller sets ``False`` when the node stops reporting)."""
@@ -54,7 +60,7 @@ def test_a_replica_on_a_lost_node_is_active_to_flyte_and_gets_a_note_naming_pod_
     lost = pod("web-1", ready="False")
     assert pod_replica_status(lost) == (REPLICA_ACTIVE, "")  # upstream's table: containers only
     nodes = {NODE: node_state(LOST_NODE)}
-    (note,) = no_ready_replica(KSVC, [lost], nodes)
+    (note,) = note_of(KSVC, [lost], nodes)
     assert note.kind == NOTE_NO_READY_REPLICA
     assert not note.is_drift
     assert note.message == (
@@ -64,12 +70,12 @@ def test_a_replica_on_a_lost_node_is_active_to_flyte_and_gets_a_note_naming_pod_
 
 
 def test_one_ready_replica_is_enough_and_no_replica_at_all_is_scale_to_zero() -> None:
-    assert no_ready_replica(KSVC, [pod("web-1", ready="False"), pod("web-2")], {}) == []
-    assert no_ready_replica(KSVC, [], {}) == []
+    assert note_of(KSVC, [pod("web-1", ready="False"), pod("web-2")], {}) == []
+    assert note_of(KSVC, [], {}) == []
 
 
 def test_a_stopped_app_gets_no_note() -> None:
-    assert no_ready_replica(STOPPED_KSVC, [pod("web-1", ready="False")], {}) == []
+    assert note_of(STOPPED_KSVC, [pod("web-1", ready="False")], {}) == []
 
 
 def test_finished_and_terminating_pods_are_not_replicas_that_could_serve() -> None:
@@ -77,15 +83,15 @@ def test_finished_and_terminating_pods_are_not_replicas_that_could_serve() -> No
         pod("web-1", ready="False", phase=c.POD_SUCCEEDED),
         pod("web-2", ready="False", deletionTimestamp="2026-12-06T04:00:00Z"),
     ]
-    assert no_ready_replica(KSVC, gone, {}) == []
-    assert unready_nodes([gone]) == []
+    assert note_of(KSVC, gone, {}) == []
+    assert unready_replicas(KSVC, gone) == []
 
 
 def test_without_the_nodes_state_the_note_says_the_pods_own_reason() -> None:
     starting = pod("web-1", ready="False", phase=c.POD_PENDING)
     starting["status"]["conditions"][1]["reason"] = "ContainersNotReady"
     unscheduled = {"metadata": {"name": "web-2"}, "status": {"phase": c.POD_PENDING}}
-    (note,) = no_ready_replica(KSVC, [starting, unscheduled], {NODE: NODE_READY})
+    (note,) = note_of(KSVC, [starting, unscheduled], {NODE: NODE_READY})
     assert note.message == (
         "no ready replica: none of its 2 replicas is Ready: pod web-1 on node worker-1: ContainersNotReady "
         "(Pending); pod web-2 (not scheduled): not Ready (Pending)"
@@ -94,7 +100,7 @@ def test_without_the_nodes_state_the_note_says_the_pods_own_reason() -> None:
 
 def test_many_replicas_are_counted_not_all_named() -> None:
     pods = [pod(f"web-{i}", ready="False") for i in range(5)]
-    (note,) = no_ready_replica(KSVC, pods, {})
+    (note,) = note_of(KSVC, pods, {})
     assert note.message.startswith("no ready replica: none of its 5 replicas is Ready: pod web-0 ")
     assert note.message.endswith("; pod web-2 on node worker-1: not Ready (Running) and 2 more")
 
@@ -103,7 +109,8 @@ def test_only_nodes_of_apps_without_a_ready_replica_are_worth_reading() -> None:
     elsewhere = pod("api-1", ready="False")
     elsewhere["spec"]["nodeName"] = "worker-2"
     lists = [[pod("web-1"), pod("web-2", ready="False")], [elsewhere], []]
-    assert unready_nodes(lists) == ["worker-2"]
+    assert nodes_of(p for pods in lists for p in unready_replicas(KSVC, pods)) == ["worker-2"]
+    assert unready_replicas(STOPPED_KSVC, [elsewhere]) == []
 
 
 def test_node_states() -> None:
