@@ -6,9 +6,10 @@ from __future__ import annotations
 import time
 from typing import Any, Final
 
+from flyte_apps.core.readiness import ready_condition
 from tests.e2e.node.node import PRIVATE_PORT, PUBLIC_PORT
 from tests.e2e.node.plane import NodePlane
-from tests.e2e.node.traffic import report
+from tests.e2e.node.traffic import HTTP_TIMEOUT_S, get, report
 from tests.e2e.outcome import ScenarioFailed
 from tests.e2e.scenarios.suite import KSERVICES, LABEL_SERVICE, NAMESPACE, Suite
 
@@ -16,6 +17,11 @@ READY_S: Final = 240.0
 """A KService of the test app Ready: its pods start in seconds; the node is shared with the suite."""
 POLL_S: Final = 1.0
 CLUSTER_DOMAIN: Final = "svc.cluster.local"
+HTTP_OK: Final = 200
+TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
+"""A pod in one of these phases is finished: the kubelet then removes its object with a grace period of 0
+(k8s.io/kubernetes pkg/kubelet/status: canBeDeleted asks for a terminal phase), and the API server stores
+that 0 for a moment before the object goes. That 0 is not a deletion without a grace period."""
 ROUTE_S: Final = 30.0
 """How long after a KService is Ready its latest revision may take to answer through the ingress.
 Traefik's Knative provider marks the KIngress Ready as it hands its routes on, and Traefik applies new
@@ -71,6 +77,21 @@ def wait_failed(suite: Suite, name: str, namespace: str, timeout: float = READY_
 
 def public_host(kservice: dict[str, Any]) -> str:
     return str(kservice["status"]["url"]).split("://", 1)[1]
+
+
+def ready_status(obj: dict[str, Any]) -> str:
+    """The status of a node's or pod's Ready condition (True, False, Unknown; empty without one)."""
+    return str((ready_condition(obj) or {}).get("status", ""))
+
+
+def one_try(suite: Suite, host: str, timeout: float = HTTP_TIMEOUT_S) -> str:
+    """One request through Traefik's public entrypoint with ``host``, one try: "" if it answered 200,
+    else what went wrong (for counting failed requests under a fault or a load)."""
+    try:
+        status, body = get(f"http://{node_ip(suite)}:{PUBLIC_PORT}/e2e", host, timeout)
+    except OSError as exc:
+        return f"{host}: {exc}"
+    return "" if status == HTTP_OK else f"{host}: {status} {body[:80]!r}"
 
 
 def through_ingress(suite: Suite, kservice: dict[str, Any], path: str = "/e2e") -> dict[str, Any]:

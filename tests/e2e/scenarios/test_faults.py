@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -22,11 +22,16 @@ import pytest
 from tests.e2e.cluster import stop_group
 from tests.e2e.faults.diagnostics import failures
 from tests.e2e.faults.proxy import Cut, FaultProxy
-from tests.e2e.node.node import PUBLIC_PORT
-from tests.e2e.node.traffic import get
 from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.reporting import Record
-from tests.e2e.scenarios.running import node_ip, through_ingress, wait_ready
+from tests.e2e.scenarios.running import (
+    TERMINAL_PHASES,
+    one_try,
+    public_host,
+    ready_status,
+    through_ingress,
+    wait_ready,
+)
 from tests.e2e.scenarios.stacks import Deployed
 from tests.e2e.scenarios.suite import DOMAIN_MAPPINGS, KSERVICES, LABEL_SERVICE, REVISIONS, STACKS, Suite
 
@@ -517,17 +522,7 @@ EVICTION_S: Final = 300.0
 """The default ``tolerationSeconds`` of the unreachable taint: the node must be back before it, or its
 pods are evicted (the scenario promises they are not)."""
 KUBELET: Final = "kubelet"
-HTTP_OK: Final = 200
-TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 NO_READY_REPLICA: Final = "no ready replica"
-
-
-def ready_status(obj: Mapping[str, Any]) -> str:
-    """The status of a node's or pod's Ready condition (True, False, Unknown; empty without one)."""
-    found: Mapping[str, Any] = next(
-        (cond for cond in obj.get("status", {}).get("conditions", []) if cond["type"] == "Ready"), {}
-    )
-    return str(found.get("status", ""))
 
 
 def node_ready(suite: Suite) -> str:
@@ -555,16 +550,8 @@ def status_lines(suite: Suite) -> list[str]:
 
 def failed_requests(suite: Suite, apps: Sequence[str]) -> int:
     """One request to each app through the ingress (one try each): how many got no 200."""
-    failed = 0
-    for app in apps:
-        found = suite.get(KSERVICES, kservice(app), namespace=NAMESPACE)
-        url = found.get("status", {}).get("url", "")
-        try:
-            answer, _ = get(f"http://{node_ip(suite)}:{PUBLIC_PORT}/e2e", url.split("://", 1)[-1])
-        except OSError:
-            answer = 0
-        failed += answer != HTTP_OK
-    return failed
+    hosts = [public_host(suite.get(KSERVICES, kservice(app), namespace=NAMESPACE)) for app in apps]
+    return sum(bool(one_try(suite, host)) for host in hosts)
 
 
 def test_node_lost(faults_stack: Suite, record: Record) -> None:

@@ -17,18 +17,18 @@ import re
 import statistics
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import pytest
 from ruamel.yaml import YAML
 
-from tests.e2e.node.node import PUBLIC_PORT
-from tests.e2e.node.traffic import get, get_until_ok
+from flyte_apps.core.readiness import pod_is_ready
+from tests.e2e.node.traffic import get_until_ok
 from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.reporting import Record
-from tests.e2e.scenarios.running import node_ip
+from tests.e2e.scenarios.running import condition, one_try
 from tests.e2e.scenarios.stacks import Deployed
 from tests.e2e.scenarios.suite import KSERVICES, LABEL_SERVICE, Interrupted, Suite
 
@@ -58,6 +58,8 @@ BATCHES: Final = 5
 LINES: Final = 200
 """Each followed replica writes ``BATCHES`` x ``LINES`` lines during the load."""
 FOLLOW_S: Final = 60.0
+LINE_RE: Final = re.compile(r"load(\d+)x(\d+) (\d+)")
+"""A line written by a followed replica: ``load<replica>x<batch> <n>``."""
 WATCH_POLL_S: Final = 0.05
 REQUEST_TIMEOUT_S: Final = 10.0
 CLIENT_INTERVAL_S: Final = 0.2
@@ -66,7 +68,6 @@ client, like a user's. Sent back to back instead, the load generator (Python, in
 ingress take both cores and a CLI command, CPU-bound at its start, takes over three times as long."""
 TIMINGS: Final = 3
 """`status` and `watch` are each timed this many times, idle and under load; the medians compare."""
-HTTP_OK: Final = 200
 
 
 def app_name(index: int) -> str:
@@ -127,11 +128,10 @@ def lowered_queue_cpu(suite: Suite) -> Iterator[None]:
     """queue-proxy's CPU request at ``QUEUE_CPU`` while the block runs, Knative's default after."""
 
     def patch(value: str | None) -> None:
-        value_json = "null" if value is None else f'"{value}"'
+        data = json.dumps({"data": {QUEUE_CPU_KEY: value}})
         suite.kubectl(
-            "patch", "configmap", "config-deployment", "-n", KNATIVE_NAMESPACE, "--type=merge",
-            "-p", f'{{"data": {{"{QUEUE_CPU_KEY}": {value_json}}}}}',
-        )  # fmt: skip
+            "patch", "configmap", "config-deployment", "-n", KNATIVE_NAMESPACE, "--type=merge", "-p", data
+        )
 
     patch(QUEUE_CPU)
     try:
@@ -148,27 +148,24 @@ def kservices(suite: Suite) -> list[dict[str, Any]]:
 def all_ready(suite: Suite) -> bool:
     found = kservices(suite)
     return len(found) == APPS and all(
-        any(c["type"] == "Ready" and c["status"] == "True" for c in k.get("status", {}).get("conditions", []))
+        condition(k, "Ready").get("status") == "True"
         and k["status"].get("observedGeneration") == k["metadata"]["generation"]
         for k in found
     )
 
 
 def warm_pods(suite: Suite) -> dict[str, dict[str, Any]]:
-    """Each warm app's KService -> its one Ready pod (the wait fails if any has none)."""
+    """Each warm app's KService -> a Ready pod of it (one listing for all)."""
     wanted = {kservice(app_name(i)) for i in range(APPS) if is_warm(i)}
     pods: dict[str, dict[str, Any]] = {}
     for pod in suite.get("pods", namespace=NAMESPACE)["items"]:
         owner = pod["metadata"].get("labels", {}).get(LABEL_SERVICE, "")
-        ready = any(
-            c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", [])
-        )
-        if owner in wanted and ready and not pod["metadata"].get("deletionTimestamp"):
+        if owner in wanted and pod_is_ready(pod) and not pod["metadata"].get("deletionTimestamp"):
             pods[owner] = pod
     return pods
 
 
-def timed(action: Any) -> float:
+def timed(action: Callable[[], object]) -> float:
     began = time.monotonic()
     action()
     return time.monotonic() - began
@@ -179,7 +176,7 @@ class Load:
     """``CLIENTS`` threads, each sending one request at a time (bounded) to the warm apps in turn
     through the ingress until ``LOAD_S`` has passed."""
 
-    url: str
+    suite: Suite
     hosts: Sequence[str]
     ok: int = 0
     failed: list[str] = field(default_factory=list)
@@ -192,11 +189,7 @@ class Load:
             host = self.hosts[turn % len(self.hosts)]
             turn += 1
             next_at = now + CLIENT_INTERVAL_S
-            try:
-                status, body = get(self.url, host, REQUEST_TIMEOUT_S)
-                said = "" if status == HTTP_OK else f"{host}: {status} {body[:80]!r}"
-            except OSError as exc:
-                said = f"{host}: {exc}"
+            said = one_try(self.suite, host, REQUEST_TIMEOUT_S)
             with self.lock:
                 if said:
                     self.failed.append(said)
@@ -217,9 +210,6 @@ class Load:
 
 def expected_lines(index: int) -> set[str]:
     return {f"load{index}x{batch} {line}" for batch in range(BATCHES) for line in range(1, LINES + 1)}
-
-
-LINE_RE: Final = re.compile(r"load(\d+)x(\d+) (\d+)")
 
 
 def seen_lines(output: str, index: int) -> set[str]:
@@ -299,7 +289,7 @@ def test_scale_and_load(scale_stack: Suite, record: Record) -> None:
             suite.wait(f"`logs -f` of {FOLLOWED} replicas attached", attached, FOLLOW_S)
             urls = {k["metadata"]["name"]: str(k["status"]["url"]) for k in kservices(suite)}
             hosts = [urls[name].split("://", 1)[1] for name in sorted(pods)]
-            load = Load(f"http://{node_ip(suite)}:{PUBLIC_PORT}/e2e", hosts)
+            load = Load(suite, hosts)
             threads = load.run()
             loaded = [(timed(status), watch()) for _ in range(TIMINGS)]
             check(load.running(), f"the load ended before `status` and `watch` were timed {TIMINGS} times")

@@ -15,6 +15,7 @@ from tests.e2e.node.traffic import get
 from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.reporting import Record
 from tests.e2e.scenarios.running import (
+    TERMINAL_PHASES,
     app_pods,
     node_ip,
     public_host,
@@ -52,10 +53,6 @@ QUEUE_PROXY_DRAIN_S: Final = 30.0
 AFTER_DRAIN_S: Final = 15.0
 STOP_S: Final = 300.0
 CLOCK_POLL_S: Final = 0.25
-TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
-"""A pod in one of these phases is finished: the kubelet then removes its object with a grace period of 0
-(k8s.io/kubernetes pkg/kubelet/status: canBeDeleted asks for a terminal phase), and the API server stores
-that 0 for a moment before the object goes. That 0 is not a deletion without a grace period."""
 STOP_FORM: Final = {
     "metadata": {
         "labels": {"flyte.org/app-stopped": "true", "networking.knative.dev/visibility": "cluster-local"}
