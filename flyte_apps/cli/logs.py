@@ -50,9 +50,11 @@ ReplicaOption = Annotated[
     typer.Option("--replica", "-r", help="Only this replica (pod name); it must belong to the app."),
 ]
 FollowOption = Annotated[bool, typer.Option("--follow", "-f", help=_FOLLOW_HELP)]
-TailOption = Annotated[
-    int, typer.Option("--tail", min=-1, help="Lines of history per replica to start with; -1 for all.")
-]
+_TAIL_HELP: Final = (
+    "Lines of history per replica to start with; -1 for all. Following, a replica that starts later is read "
+    "from its first line."
+)
+TailOption = Annotated[int, typer.Option("--tail", min=-1, help=_TAIL_HELP)]
 TimestampsOption = Annotated[
     bool, typer.Option("--timestamps", help="Print each line's RFC 3339 timestamp before it.")
 ]

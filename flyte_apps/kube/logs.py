@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, NamedTuple, cast
 
 import urllib3
@@ -373,16 +373,21 @@ def _follow(
 ) -> Iterator[ReplicaLines | CaughtUp]:
     """A reader thread per replica, started as replicas appear, feeding a bounded queue (a batch per
     read; an empty one when a reader ends); lines until every replica seen has ended and none is left
-    running or starting. This (consuming) thread polls for replicas."""
+    running or starting. This (consuming) thread polls for replicas. ``options.tail`` is history: it
+    applies to the replicas that had started when following began; every line of one still pending then,
+    or created since, was written since, so it is read from its first line (a poll's delay loses none)."""
     batches: queue.Queue[ReplicaLines] = queue.Queue(_PENDING_READS)
     stop = threading.Event()
     readers: dict[str, tuple[ReplicaReader, threading.Thread]] = {}
     ended: set[str] = set()
+    with_history = {str(pod.metadata.name) for pod in replicas.pods if _phase(pod) != c.POD_PENDING}
+    from_start = replace(options, tail=None)
     try:
         while True:
             for pod in replicas.pods:
                 if (name := str(pod.metadata.name)) not in readers:
-                    reader = ReplicaReader(api, pod, namespace, options, stop)
+                    reading = options if name in with_history else from_start
+                    reader = ReplicaReader(api, pod, namespace, reading, stop)
                     thread = threading.Thread(
                         target=_feed, args=(reader, batches), name=f"logs-{name}", daemon=True
                     )

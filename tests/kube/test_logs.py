@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -361,6 +362,31 @@ def test_follow_interleaves_replicas_picks_up_new_ones_and_ends_when_all_finish(
     )
     assert got.index((first, "one from first")) < got.index((first, "two from first"))
     assert all(q.get("follow") == "true" for q in log_requests(kube_server))
+
+
+def test_follow_tails_the_replicas_running_at_its_start_and_reads_a_later_one_from_its_first_line(
+    kube_server: FakeKubeApi, kube_api: client.ApiClient
+) -> None:
+    [first] = serving(kube_server)
+    kube_server.append_log(NS, first, "app", "history")
+    labels = {"serving.knative.dev/service": KSVC, "serving.knative.dev/revision": f"{KSVC}-00001"}
+
+    def scenario() -> None:
+        wait_until(lambda: len(log_requests(kube_server)) == 1)
+        # The new replica writes before a poll finds it: none of it is history.
+        kube_server.append_log(NS, "late", "app", "written before it was found")
+        kube_server.add_pod(NS, "late", labels=labels, containers=["queue-proxy", "app"])
+        wait_until(lambda: len(log_requests(kube_server)) == 2)
+        kube_server.append_log(NS, first, "app", "new in first")
+        for pod in (first, "late"):
+            kube_server.finish_pod(NS, pod)
+
+    drive(scenario)
+    events = list(read_app(kube_api, app=APP, namespace=NS, options=replace(FOLLOW, tail=0)))
+    expected = [(first, "new in first"), ("late", "written before it was found")]
+    assert sorted(lines_of(events)) == sorted(expected)
+    assert log_requests(kube_server, first)[0]["tailLines"] == "0"
+    assert "tailLines" not in log_requests(kube_server, "late")[0]
 
 
 def test_following_a_scaled_to_zero_app_waits_for_a_replica(
