@@ -84,11 +84,11 @@ def ready_status(obj: dict[str, Any]) -> str:
     return str((ready_condition(obj) or {}).get("status", ""))
 
 
-def one_try(suite: Suite, host: str, timeout: float = HTTP_TIMEOUT_S) -> str:
+def one_try(suite: Suite, host: str, timeout: float = HTTP_TIMEOUT_S, path: str = "/e2e") -> str:
     """One request through Traefik's public entrypoint with ``host``, one try: "" if it answered 200,
     else what went wrong (for counting failed requests under a fault or a load)."""
     try:
-        status, body = get(f"http://{node_ip(suite)}:{PUBLIC_PORT}/e2e", host, timeout)
+        status, body = get(f"http://{node_ip(suite)}:{PUBLIC_PORT}{path}", host, timeout)
     except OSError as exc:
         return f"{host}: {exc}"
     return "" if status == HTTP_OK else f"{host}: {status} {body[:80]!r}"

@@ -7,6 +7,7 @@ the stack at the proxy and runs `pulumi up` into the cut; the proxy is restored 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,11 +24,10 @@ from tests.e2e.cluster import stop_group
 from tests.e2e.faults.diagnostics import failures
 from tests.e2e.faults.proxy import Cut, FaultProxy
 from tests.e2e.outcome import ScenarioFailed, check
+from tests.e2e.scenarios.probe import Probe, probing
 from tests.e2e.scenarios.reporting import Record
 from tests.e2e.scenarios.running import (
     TERMINAL_PHASES,
-    one_try,
-    public_host,
     ready_status,
     through_ingress,
     wait_ready,
@@ -148,6 +148,11 @@ def faults_stack(suite: Suite, knative_settings: Deployed, fault_proxy: FaultPro
             raise ScenarioFailed(f"`pulumi destroy` of the faults stack failed:\n{said}")
 
 
+def probed(suite: Suite, apps: Sequence[str]) -> contextlib.AbstractContextManager[Probe]:
+    """Requests and `logs -f` lines of ``apps`` counted across the fault (``probe.probing``)."""
+    return probing(suite, STACK, {app: kservice(app) for app in apps}, NAMESPACE)
+
+
 def add_apps(names: Sequence[str]) -> Callable[[Any], None]:
     def change(document: Any) -> None:
         document["config"]["flyte-apps:apps"].extend({"name": name, **ADDED_APP} for name in names)
@@ -200,16 +205,19 @@ def test_api_server_gone_at_a_kservice_create(
     app that served serves, no Revision with traffic was deleted."""
     suite = faults_stack
     before = serving(suite)
-    through_proxy(suite, fault_proxy, change=add_apps(ADDED))
-    fault_proxy.arm(Cut("PATCH", KSERVICE_ITEM, nth=2))
-    failed = cut_off(suite, fault_proxy)
-    fault_proxy.restore()
+    with probed(suite, SERVING) as probe:
+        through_proxy(suite, fault_proxy, change=add_apps(ADDED))
+        fault_proxy.arm(Cut("PATCH", KSERVICE_ITEM, nth=2))
+        probe.fault()
+        failed = cut_off(suite, fault_proxy)
+        fault_proxy.restore()
 
-    live = uids(suite)
-    lost = sorted(set(live) - in_state(suite))
-    suite.pulumi("refresh", "--yes", stack=STACK)
-    suite.pulumi("up", "--yes", stack=STACK)
-    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        live = uids(suite)
+        lost = sorted(set(live) - in_state(suite))
+        suite.pulumi("refresh", "--yes", stack=STACK)
+        suite.pulumi("up", "--yes", stack=STACK)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        probe.repaired()
     after = uids(suite)
     check(all(after[name] == live[name] for name in live), f"a KService was replaced: {live} -> {after}")
     check(
@@ -225,8 +233,8 @@ def test_api_server_gone_at_a_kservice_create(
         f"revisions with traffic went: {before} -> {now}",
     )
     record(
-        f"cut at the 2nd KService create; lost {lost} taken over by refresh + up; {len(SERVING)} apps "
-        f"served throughout; first error: {first_error(failed)}"
+        f"cut at the 2nd KService create; lost {lost} taken over by refresh + up; {probe.summary()}; "
+        f"first error: {first_error(failed)}"
     )
 
 
@@ -248,34 +256,42 @@ def test_api_server_gone_while_a_reaper_waits(
     suite = faults_stack
     before = serving(suite)
     first = next(name for name, (owner, _) in before.items() if owner == kservice(STOPPED_APP))
-    through_proxy(suite, fault_proxy, change=stop_app(STOPPED_APP))
-    alpha_path = f"{KSERVICES_PATH}/{kservice('alpha')}"
-    fault_proxy.arm(Cut("GET", alpha_path, nth=1, agent=REAPER_AGENT))
-    failed = cut_off(suite, fault_proxy)
-    fault_proxy.restore()
-    output = failed.stdout + failed.stderr
-    reaper_errors = [said for name, said in failures(output).items() if "RevisionReaper" in name]
-    check(
-        len(reaper_errors) == 1
-        and len(reaper_errors[0]) == 1
-        and kservice(STOPPED_APP) in reaper_errors[0][0],
-        f"the reaper's failure is not one line naming its app: {reaper_errors}",
-    )
-    live = suite.get(KSERVICES, kservice(STOPPED_APP), namespace=NAMESPACE)
-    check(live["metadata"]["labels"].get("flyte.org/app-stopped") == "true", "the stop form was not applied")
-    check(first in revisions(suite), f"{first} was deleted while the reaper could not see its stop revision")
-
-    suite.pulumi("up", "--yes", stack=STACK)
+    with probed(suite, SERVING[1:]) as probe:
+        through_proxy(suite, fault_proxy, change=stop_app(STOPPED_APP))
+        alpha_path = f"{KSERVICES_PATH}/{kservice('alpha')}"
+        fault_proxy.arm(Cut("GET", alpha_path, nth=1, agent=REAPER_AGENT))
+        probe.fault()
+        failed = cut_off(suite, fault_proxy)
+        fault_proxy.restore()
+        output = failed.stdout + failed.stderr
+        reaper_errors = [said for name, said in failures(output).items() if "RevisionReaper" in name]
+        check(
+            len(reaper_errors) == 1
+            and len(reaper_errors[0]) == 1
+            and kservice(STOPPED_APP) in reaper_errors[0][0],
+            f"the reaper's failure is not one line naming its app: {reaper_errors}",
+        )
+        live = suite.get(KSERVICES, kservice(STOPPED_APP), namespace=NAMESPACE)
+        stopped = live["metadata"]["labels"].get("flyte.org/app-stopped")
+        check(stopped == "true", "the stop form was not applied")
+        check(
+            first in revisions(suite), f"{first} was deleted while the reaper could not see its stop revision"
+        )
+        suite.pulumi("up", "--yes", stack=STACK)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        probe.repaired()
     (reaper,) = suite.reapers(STACK)
     outputs = reaper.get("outputs", {})
     check(outputs.get("deleted_revisions") == [first], f"the reaper's outputs after the repair: {outputs}")
     check(outputs.get("stop_revision") in revisions(suite), f"the stop revision is gone: {outputs}")
-    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
     others = {name: owner for name, owner in before.items() if owner[0] != kservice(STOPPED_APP)}
     still_serving(suite, SERVING[1:])
     now = revisions(suite)
     check(all(now.get(name) == owner for name, owner in others.items()), f"a serving revision went: {now}")
-    record(f"`up` then deleted {first}; the reaper's line: {reaper_errors[0][0][:ERROR_SHOWN]}")
+    record(
+        f"`up` then deleted {first}; beta and gamma: {probe.summary()}; the reaper's line: "
+        f"{reaper_errors[0][0][:ERROR_SHOWN]}"
+    )
 
 
 def lock_files(suite: Suite) -> list[Path]:
@@ -288,52 +304,62 @@ def test_up_killed_then_cancel_and_up(faults_stack: Suite, fault_proxy: FaultPro
     without replacing anything; the serving apps serve throughout."""
     suite = faults_stack
     before = serving(suite)
-    through_proxy(suite, fault_proxy, change=add_apps(ADDED))
-    up = suite.background_pulumi("up", "--yes", stack=STACK)
-    try:
-        fault_proxy.wait_for(lambda: fault_proxy.count("PATCH", KSERVICE_ITEM) >= 2, KILL_AFTER_S)
-        os.killpg(up.process.pid, signal.SIGKILL)
-        up.process.wait(timeout=KILL_AFTER_S)
-    finally:
-        if up.process.poll() is None:
-            stop_group(up.process)
-    locks = lock_files(suite)
-    check(len(locks) == 1, f"lock files after the kill: {locks}")
-    refused = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
-    said = refused.stdout + refused.stderr
-    check(
-        refused.returncode != 0 and "pulumi cancel" in said,
-        f"the next up was not refused naming the lock:\n{said}",
-    )
-    check(locks[0].name in said, f"the refusal does not name the lock file {locks[0].name}:\n{said}")
-    live = uids(suite)
-    suite.pulumi("cancel", "--yes", stack=STACK)
-    check(not lock_files(suite), "`pulumi cancel` left the lock")
-    suite.pulumi("up", "--yes", stack=STACK)
-    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    with probed(suite, SERVING) as probe:
+        through_proxy(suite, fault_proxy, change=add_apps(ADDED))
+        up = suite.background_pulumi("up", "--yes", stack=STACK)
+        try:
+            fault_proxy.wait_for(lambda: fault_proxy.count("PATCH", KSERVICE_ITEM) >= 2, KILL_AFTER_S)
+            probe.fault()
+            os.killpg(up.process.pid, signal.SIGKILL)
+            up.process.wait(timeout=KILL_AFTER_S)
+        finally:
+            if up.process.poll() is None:
+                stop_group(up.process)
+        locks = lock_files(suite)
+        check(len(locks) == 1, f"lock files after the kill: {locks}")
+        refused = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
+        said = refused.stdout + refused.stderr
+        check(
+            refused.returncode != 0 and "pulumi cancel" in said,
+            f"the next up was not refused naming the lock:\n{said}",
+        )
+        check(locks[0].name in said, f"the refusal does not name the lock file {locks[0].name}:\n{said}")
+        live = uids(suite)
+        suite.pulumi("cancel", "--yes", stack=STACK)
+        check(not lock_files(suite), "`pulumi cancel` left the lock")
+        suite.pulumi("up", "--yes", stack=STACK)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        probe.repaired()
     after = uids(suite)
     check(
         all(after[name] == uid for name, uid in live.items()), f"a KService was replaced: {live} -> {after}"
     )
     now = serving(suite)
     check(all(now.get(name) == owner for name, owner in before.items()), f"a serving revision went: {now}")
-    record(f"killed after 2 KService applies; lock named, cancel, up: {len(after)} KServices, none replaced")
+    record(
+        f"killed after 2 KService applies; lock named, cancel, up: {len(after)} KServices, none replaced; "
+        f"{probe.summary()}"
+    )
 
 
 def test_two_ups_at_once(faults_stack: Suite, fault_proxy: FaultProxy, record: Record) -> None:
     """Two `pulumi up` of one stack at once: the second is refused naming the lock, the first applies
     each change once, and the state loses nothing."""
     suite = faults_stack
-    through_proxy(suite, fault_proxy, change=add_apps(ADDED[:1]))
-    resources_before = len(suite.state_resources(STACK))
-    first = suite.background_pulumi("up", "--yes", stack=STACK)
-    try:
-        fault_proxy.wait_for(lambda: bool(lock_files(suite)), KILL_AFTER_S)
-        second = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
-        suite.finish(first)
-    finally:
-        if first.process.poll() is None:
-            stop_group(first.process)
+    with probed(suite, SERVING) as probe:
+        through_proxy(suite, fault_proxy, change=add_apps(ADDED[:1]))
+        resources_before = len(suite.state_resources(STACK))
+        first = suite.background_pulumi("up", "--yes", stack=STACK)
+        try:
+            fault_proxy.wait_for(lambda: bool(lock_files(suite)), KILL_AFTER_S)
+            probe.fault()
+            second = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
+            suite.finish(first)
+        finally:
+            if first.process.poll() is None:
+                stop_group(first.process)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        probe.repaired()
     said = second.stdout + second.stderr
     check(second.returncode != 0 and "currently locked" in said, f"the second up was not refused:\n{said}")
     added = kservice(ADDED[0])
@@ -341,8 +367,10 @@ def test_two_ups_at_once(faults_stack: Suite, fault_proxy: FaultProxy, record: R
     check(len(mine) == 1, f"{added} has revisions {mine}: applied more than once?")
     resources_after = len(suite.state_resources(STACK))
     check(resources_after > resources_before, f"state resources {resources_before} -> {resources_after}")
-    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
-    record(f"second refused naming the lock; state {resources_before} -> {resources_after} resources")
+    record(
+        f"second refused naming the lock; state {resources_before} -> {resources_after} resources; "
+        f"{probe.summary()}"
+    )
 
 
 def test_objects_deleted_by_hand(faults_stack: Suite, record: Record) -> None:
@@ -356,38 +384,41 @@ def test_objects_deleted_by_hand(faults_stack: Suite, record: Record) -> None:
     label = MANAGED_BY
     check(label in namespace["metadata"].get("labels", {}), f"the namespace has no {label}: {namespace}")
     mapping = suite.get(DOMAIN_MAPPINGS, MAPPED_HOST, namespace=NAMESPACE)
-    suite.kubectl("delete", "ksvc", gone, "-n", NAMESPACE, "--wait=true")
-    suite.kubectl("delete", DOMAIN_MAPPINGS, MAPPED_HOST, "-n", NAMESPACE, "--wait=true")
-    suite.kubectl("label", "namespace", NAMESPACE, f"{label}-")
-    status = suite.flyte_apps(
-        "status", "--project-dir", str(suite.project), "--stack", STACK, "--exit-code", check_rc=False
-    )
-    check(
-        status.returncode == STATUS_DRIFT,
-        f"`status --exit-code` exited {status.returncode}:\n{status.stdout}",
-    )
-    drift = status.stdout.split("drift:", 1)[-1]
-    for said in (
-        "faults/development/beta: in the stack but not in the cluster",
-        f"DomainMapping {MAPPED_HOST}",
-        label,
-    ):
-        check(said in drift, f"`status` does not report {said!r}:\n{status.stdout}")
-    preview = suite.pulumi("preview", "--refresh", "--diff", stack=STACK).stdout
-    check(
-        all(name in preview for name in (f"{gone}-kservice", "apps-namespace", MAPPED_HOST)),
-        f"preview --refresh:\n{preview[-3000:]}",
-    )
-    suite.pulumi("up", "--yes", "--refresh", stack=STACK)
-    restored = suite.get("namespaces", NAMESPACE, namespace=None)["metadata"].get("labels", {})
-    check(label in restored, f"the namespace's {label} was not restored: {restored}")
-    remapped = suite.get(DOMAIN_MAPPINGS, MAPPED_HOST, namespace=NAMESPACE)
-    check(remapped["spec"] == mapping["spec"], f"the DomainMapping came back as {remapped['spec']}")
-    serving(suite)
-    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    with probed(suite, (SERVING[0], SERVING[2])) as probe:
+        probe.fault()
+        suite.kubectl("delete", "ksvc", gone, "-n", NAMESPACE, "--wait=true")
+        suite.kubectl("delete", DOMAIN_MAPPINGS, MAPPED_HOST, "-n", NAMESPACE, "--wait=true")
+        suite.kubectl("label", "namespace", NAMESPACE, f"{label}-")
+        status = suite.flyte_apps(
+            "status", "--project-dir", str(suite.project), "--stack", STACK, "--exit-code", check_rc=False
+        )
+        check(
+            status.returncode == STATUS_DRIFT,
+            f"`status --exit-code` exited {status.returncode}:\n{status.stdout}",
+        )
+        drift = status.stdout.split("drift:", 1)[-1]
+        for said in (
+            "faults/development/beta: in the stack but not in the cluster",
+            f"DomainMapping {MAPPED_HOST}",
+            label,
+        ):
+            check(said in drift, f"`status` does not report {said!r}:\n{status.stdout}")
+        preview = suite.pulumi("preview", "--refresh", "--diff", stack=STACK).stdout
+        check(
+            all(name in preview for name in (f"{gone}-kservice", "apps-namespace", MAPPED_HOST)),
+            f"preview --refresh:\n{preview[-3000:]}",
+        )
+        suite.pulumi("up", "--yes", "--refresh", stack=STACK)
+        restored = suite.get("namespaces", NAMESPACE, namespace=None)["metadata"].get("labels", {})
+        check(label in restored, f"the namespace's {label} was not restored: {restored}")
+        remapped = suite.get(DOMAIN_MAPPINGS, MAPPED_HOST, namespace=NAMESPACE)
+        check(remapped["spec"] == mapping["spec"], f"the DomainMapping came back as {remapped['spec']}")
+        serving(suite)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        probe.repaired()
     record(
         f"{gone}, DomainMapping {MAPPED_HOST} and the namespace's {label} deleted by hand; status exit 4 "
-        "naming each; up --refresh restored all three"
+        f"naming each; up --refresh restored all three; alpha and gamma: {probe.summary()}"
     )
 
 
@@ -399,53 +430,62 @@ def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultPro
     suite = faults_stack
     before = serving(suite)
     first = next(name for name, (owner, _) in before.items() if owner == kservice(STOPPED_APP))
-    through_proxy(suite, fault_proxy, change=stop_app(STOPPED_APP))
-    alpha_path = f"{KSERVICES_PATH}/{kservice('alpha')}"
-    first_path = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/revisions/{first}"
-    fault_proxy.arm(Cut("DELETE", first_path, agent=REAPER_AGENT, hold=True))
-    api = kubernetes.config.new_client_from_config(config_file=str(suite.plane.kubeconfig))  # type: ignore[no-untyped-call]
-    objects = kubernetes.client.CustomObjectsApi(api)
+    with probed(suite, SERVING[1:]) as probe:
+        through_proxy(suite, fault_proxy, change=stop_app(STOPPED_APP))
+        alpha_path = f"{KSERVICES_PATH}/{kservice('alpha')}"
+        first_path = rf"/apis/serving\.knative\.dev/v1/namespaces/{NAMESPACE}/revisions/{first}"
+        fault_proxy.arm(Cut("DELETE", first_path, agent=REAPER_AGENT, hold=True))
+        api = kubernetes.config.new_client_from_config(config_file=str(suite.plane.kubeconfig))  # type: ignore[no-untyped-call]
+        objects = kubernetes.client.CustomObjectsApi(api)
 
-    def alpha_status() -> dict[str, Any]:
-        found = objects.get_namespaced_custom_object(
-            "serving.knative.dev", "v1", NAMESPACE, "services", kservice(STOPPED_APP)
-        )
-        return dict(cast("dict[str, Any]", found).get("status", {}))
-
-    up = suite.background_pulumi("up", "--yes", stack=STACK)
-    held = False
-    try:
-        fault_proxy.wait_for(
-            lambda: fault_proxy.count("GET", alpha_path, agent=REAPER_AGENT) >= 1, KILL_AFTER_S
-        )
-        os.killpg(up.process.pid, signal.SIGINT)
-        os.killpg(up.process.pid, signal.SIGTERM)
-        held = fault_proxy.fired.wait(HOLD_S)
-        if held:  # read at once, in this process (kubectl would take a moment Knative may use)
-            status = alpha_status()
-            created, ready = status.get("latestCreatedRevisionName"), status.get("latestReadyRevisionName")
-            check(
-                ready not in (None, first) and ready == created,
-                f"the reaper deletes {first} while the stop revision is not Ready: {status}",
+        def alpha_status() -> dict[str, Any]:
+            found = objects.get_namespaced_custom_object(
+                "serving.knative.dev", "v1", NAMESPACE, "services", kservice(STOPPED_APP)
             )
-        fault_proxy.release()
-        up.process.wait(timeout=KILL_AFTER_S)
-    finally:
-        fault_proxy.release()
-        api.close()  # type: ignore[no-untyped-call]
-        if up.process.poll() is None:
-            stop_group(up.process)
-    said = up.output.read_text()
-    check(TRACEBACK not in said, f"a Python traceback in the interrupted `pulumi up`:\n{said[-3000:]}")
-    suite.pulumi("cancel", "--yes", stack=STACK, check_rc=False)
-    suite.pulumi("up", "--yes", stack=STACK)
-    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+            return dict(cast("dict[str, Any]", found).get("status", {}))
+
+        up = suite.background_pulumi("up", "--yes", stack=STACK)
+        held = False
+        try:
+            fault_proxy.wait_for(
+                lambda: fault_proxy.count("GET", alpha_path, agent=REAPER_AGENT) >= 1, KILL_AFTER_S
+            )
+            probe.fault()
+            os.killpg(up.process.pid, signal.SIGINT)
+            os.killpg(up.process.pid, signal.SIGTERM)
+            held = fault_proxy.fired.wait(HOLD_S)
+            if held:  # read at once, in this process (kubectl would take a moment Knative may use)
+                status = alpha_status()
+                created, ready = (
+                    status.get("latestCreatedRevisionName"),
+                    status.get("latestReadyRevisionName"),
+                )
+                check(
+                    ready not in (None, first) and ready == created,
+                    f"the reaper deletes {first} while the stop revision is not Ready: {status}",
+                )
+            fault_proxy.release()
+            up.process.wait(timeout=KILL_AFTER_S)
+        finally:
+            fault_proxy.release()
+            api.close()  # type: ignore[no-untyped-call]
+            if up.process.poll() is None:
+                stop_group(up.process)
+        said = up.output.read_text()
+        check(TRACEBACK not in said, f"a Python traceback in the interrupted `pulumi up`:\n{said[-3000:]}")
+        suite.pulumi("cancel", "--yes", stack=STACK, check_rc=False)
+        suite.pulumi("up", "--yes", stack=STACK)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        probe.repaired()
     check(first not in revisions(suite), f"{first} still there after the repair")
     still_serving(suite, SERVING[1:])
     fate = (
         "its delete held until the stop revision was Ready" if held else "not deleted by the interrupted up"
     )
-    record(f"interrupted `up` exited {up.process.returncode}; {first}: {fate}; cancel + up finished the stop")
+    record(
+        f"interrupted `up` exited {up.process.returncode}; {first}: {fate}; cancel + up finished the stop; "
+        f"beta and gamma: {probe.summary()}"
+    )
 
 
 def change_images(names: Sequence[str], image: str) -> Callable[[Any], None]:
@@ -481,34 +521,43 @@ def test_knatives_webhook_down(faults_stack: Suite, fault_proxy: FaultProxy, rec
         change_images(changed, NEW_IMAGE)(document)
         add_apps(ADDED[:1])(document)
 
-    through_proxy(suite, fault_proxy, change=change)
-    os.killpg(webhook.pid, signal.SIGSTOP)
-    try:  # as CI runs it: no preview first (a preview would fail on the webhook before any update)
-        failed = suite.pulumi("up", "--yes", "--skip-preview", stack=STACK, check_rc=False)
-    finally:
-        os.killpg(webhook.pid, signal.SIGCONT)
-    output = failed.stdout + failed.stderr
-    check(failed.returncode != 0, f"`pulumi up` with the webhook down succeeded:\n{output[-3000:]}")
-    check(TRACEBACK not in output, f"a Python traceback in `pulumi up`'s output:\n{output[-3000:]}")
-    errors = failures(output)
-    unnamed = {
-        name: said for name, said in errors.items() if "webhook" not in " ".join(said) or SUFFIX not in name
-    }
-    check(bool(errors), f"no resource failed:\n{output[-3000:]}")
-    check(not unnamed, f"failures that do not name the webhook and the object: {unnamed}")
-    allowed = {name: {image} for name, image in before.items()}
-    for app in changed:
-        allowed[kservice(app)].add(NEW_IMAGE)
-    allowed[kservice(ADDED[0])] = {ADDED_IMAGE}
-    mixed = {name: image for name, image in images(suite).items() if image not in allowed.get(name, set())}
-    check(not mixed, f"KServices neither as before nor as the stack says: {mixed}")
-    suite.pulumi("up", "--yes", stack=STACK)
-    suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+    with probed(suite, SERVING) as probe:
+        through_proxy(suite, fault_proxy, change=change)
+        probe.fault()
+        os.killpg(webhook.pid, signal.SIGSTOP)
+        try:  # as CI runs it: no preview first (a preview would fail on the webhook before any update)
+            failed = suite.pulumi("up", "--yes", "--skip-preview", stack=STACK, check_rc=False)
+        finally:
+            os.killpg(webhook.pid, signal.SIGCONT)
+        output = failed.stdout + failed.stderr
+        check(failed.returncode != 0, f"`pulumi up` with the webhook down succeeded:\n{output[-3000:]}")
+        check(TRACEBACK not in output, f"a Python traceback in `pulumi up`'s output:\n{output[-3000:]}")
+        errors = failures(output)
+        unnamed = {
+            name: said
+            for name, said in errors.items()
+            if "webhook" not in " ".join(said) or SUFFIX not in name
+        }
+        check(bool(errors), f"no resource failed:\n{output[-3000:]}")
+        check(not unnamed, f"failures that do not name the webhook and the object: {unnamed}")
+        allowed = {name: {image} for name, image in before.items()}
+        for app in changed:
+            allowed[kservice(app)].add(NEW_IMAGE)
+        allowed[kservice(ADDED[0])] = {ADDED_IMAGE}
+        during = images(suite)
+        gone = sorted(set(before) - set(during))
+        check(not gone, f"KServices gone while the webhook was down: {gone}")
+        mixed = {name: image for name, image in during.items() if image not in allowed.get(name, set())}
+        check(not mixed, f"KServices neither as before nor as the stack says: {mixed}")
+        suite.pulumi("up", "--yes", stack=STACK)
+        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+        probe.repaired()
     after = images(suite)
     check(all(after[kservice(a)] == NEW_IMAGE for a in changed), f"images after the repair: {after}")
     still_serving(suite, (*SERVING, ADDED[0]))
     record(
-        f"`up` failed, {len(errors)} errors naming the webhook; with it back, `up` converged, 4 apps serve"
+        f"`up` failed, {len(errors)} errors naming the webhook; with it back, `up` converged, 4 apps serve; "
+        f"{probe.summary()}"
     )
 
 
@@ -548,12 +597,6 @@ def status_lines(suite: Suite) -> list[str]:
     return [line.strip() for line in shown.splitlines() if NO_READY_REPLICA in line]
 
 
-def failed_requests(suite: Suite, apps: Sequence[str]) -> int:
-    """One request to each app through the ingress (one try each): how many got no 200."""
-    hosts = [public_host(suite.get(KSERVICES, kservice(app), namespace=NAMESPACE)) for app in apps]
-    return sum(bool(one_try(suite, host)) for host in hosts)
-
-
 def test_node_lost(faults_stack: Suite, record: Record) -> None:
     """The kubelet stops (SIGSTOP: its containers keep running and it posts nothing, as a node cut off
     from the API server). Once Kubernetes marks the node NotReady, `flyte-apps status` names each serving
@@ -570,67 +613,73 @@ def test_node_lost(faults_stack: Suite, record: Record) -> None:
     check(state is not None, "the control plane recorded no processes")
     assert state is not None
     kubelet = next(p for p in state.processes if p.name == KUBELET)
-    stopped_at = time.monotonic()
-    os.killpg(kubelet.pid, signal.SIGSTOP)
-    try:
-        suite.wait("the node not Ready", lambda: node_ready(suite) not in ("True", ""), NODE_LOST_S)
-        lost_after = time.monotonic() - stopped_at
+    with probed(suite, SERVING) as probe:
+        stopped_at = time.monotonic()
+        probe.fault()
+        os.killpg(kubelet.pid, signal.SIGSTOP)
+        try:
+            suite.wait("the node not Ready", lambda: node_ready(suite) not in ("True", ""), NODE_LOST_S)
+            lost_after = time.monotonic() - stopped_at
+            suite.wait(
+                "every serving app's pods marked not Ready",
+                lambda: all(
+                    all(ready == "False" for ready in pods.values())
+                    for pods in app_pods_ready(suite, SERVING).values()
+                ),
+                NODE_LOST_S,
+            )
+            lines = status_lines(suite)
+            named = sorted(
+                app for app in SERVING if any(f"faults/development/{app}:" in line for line in lines)
+            )
+            check(
+                named == sorted(SERVING) and len(lines) == len(SERVING),
+                f"`status` while the node is lost: {lines}",
+            )
+            check(
+                all("which is NotReady" in line for line in lines),
+                f"`status` does not say the node is NotReady: {lines}",
+            )
+            with suite.edit_stack(STACK) as document:
+                add_apps(ADDED[:1])(document)
+            suite.pulumi("up", "--yes", stack=STACK)
+            suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
+            check(
+                kservice(ADDED[0]) in uids(suite), "`up` did not create the added app while the node was lost"
+            )
+            check(
+                time.monotonic() - stopped_at < EVICTION_S,
+                f"the node was lost {time.monotonic() - stopped_at:.0f} s: its pods may be evicted",
+            )
+        finally:
+            os.killpg(kubelet.pid, signal.SIGCONT)
+        back_at = time.monotonic()
+        lost_s = back_at - stopped_at
+        suite.wait("the node Ready again", lambda: node_ready(suite) == "True", NODE_BACK_S)
         suite.wait(
-            "every serving app's pods marked not Ready",
+            "every serving app's pods Ready again",
             lambda: all(
-                all(ready == "False" for ready in pods.values())
+                pods and all(ready == "True" for ready in pods.values())
                 for pods in app_pods_ready(suite, SERVING).values()
             ),
-            NODE_LOST_S,
+            NODE_BACK_S,
         )
-        lines = status_lines(suite)
-        named = sorted(app for app in SERVING if any(f"faults/development/{app}:" in line for line in lines))
+        ready_after = time.monotonic() - back_at
+        pods_after = app_pods_ready(suite, SERVING)
         check(
-            named == sorted(SERVING) and len(lines) == len(SERVING),
-            f"`status` while the node is lost: {lines}",
+            {app: set(pods) for app, pods in pods_after.items()}
+            == {app: set(pods) for app, pods in pods_before.items()},
+            f"pods replaced: {pods_before} -> {pods_after}",
         )
+        now = serving(suite)
         check(
-            all("which is NotReady" in line for line in lines),
-            f"`status` does not say the node is NotReady: {lines}",
+            all(now.get(name) == owner for name, owner in before.items()), f"a serving revision went: {now}"
         )
-        failed_during = failed_requests(suite, SERVING)
-        with suite.edit_stack(STACK) as document:
-            add_apps(ADDED[:1])(document)
-        suite.pulumi("up", "--yes", stack=STACK)
-        suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
-        check(kservice(ADDED[0]) in uids(suite), "`up` did not create the added app while the node was lost")
-        check(
-            time.monotonic() - stopped_at < EVICTION_S,
-            f"the node was lost {time.monotonic() - stopped_at:.0f} s: its pods may be evicted",
-        )
-    finally:
-        os.killpg(kubelet.pid, signal.SIGCONT)
-    back_at = time.monotonic()
-    lost_s = back_at - stopped_at
-    suite.wait("the node Ready again", lambda: node_ready(suite) == "True", NODE_BACK_S)
-    suite.wait(
-        "every serving app's pods Ready again",
-        lambda: all(
-            pods and all(ready == "True" for ready in pods.values())
-            for pods in app_pods_ready(suite, SERVING).values()
-        ),
-        NODE_BACK_S,
-    )
-    ready_after = time.monotonic() - back_at
-    pods_after = app_pods_ready(suite, SERVING)
-    check(
-        {app: set(pods) for app, pods in pods_after.items()}
-        == {app: set(pods) for app, pods in pods_before.items()},
-        f"pods replaced: {pods_before} -> {pods_after}",
-    )
-    now = serving(suite)
-    check(all(now.get(name) == owner for name, owner in before.items()), f"a serving revision went: {now}")
-    still_serving(suite, ADDED[:1])
-    failed_after = failed_requests(suite, (*SERVING, ADDED[0]))
-    check(failed_after == 0, f"{failed_after} requests failed after the node came back")
-    suite.wait("`status` without a no-ready-replica note", lambda: not status_lines(suite), NODE_BACK_S)
+        still_serving(suite, ADDED[:1])
+        suite.wait("`status` without a no-ready-replica note", lambda: not status_lines(suite), NODE_BACK_S)
+        probe.repaired()
     record(
         f"kubelet stopped {lost_s:.0f} s: node NotReady after {lost_after:.0f} s; status named "
         f"{len(SERVING)} apps; up added {ADDED[0]}; back: pods Ready in {ready_after:.0f} s, same pods; "
-        f"requests failed during: {failed_during}/{len(SERVING)}, after: 0/{len(SERVING) + 1}"
+        f"{probe.summary()}"
     )
