@@ -21,6 +21,7 @@ import kubernetes
 import pytest
 
 from tests.e2e.cluster import stop_group
+from tests.e2e.cluster.processes import Process as RecordedProcess
 from tests.e2e.faults.diagnostics import failures
 from tests.e2e.faults.proxy import Cut, FaultProxy
 from tests.e2e.outcome import ScenarioFailed, check
@@ -33,7 +34,15 @@ from tests.e2e.scenarios.running import (
     wait_ready,
 )
 from tests.e2e.scenarios.stacks import Deployed
-from tests.e2e.scenarios.suite import DOMAIN_MAPPINGS, KSERVICES, LABEL_SERVICE, REVISIONS, STACKS, Suite
+from tests.e2e.scenarios.suite import (
+    DOMAIN_MAPPINGS,
+    KSERVICES,
+    LABEL_SERVICE,
+    REVISIONS,
+    STACKS,
+    Background,
+    Suite,
+)
 
 STACK: Final = "faults"
 NAMESPACE: Final = "flyte-faults"
@@ -58,6 +67,10 @@ NEW_IMAGE: Final = "ghcr.io/example/web:1.0"
 """Another image the node has (``stacks.SCENARIO_IMAGES``)."""
 KNATIVE_WEBHOOK: Final = "knative-webhook"
 """The control plane's name for Knative's webhook process (``cluster/knative.py``)."""
+KNATIVE_CONTROLLER: Final = "knative-controller"
+"""... and for Knative's controller, which makes a KService's revisions and reports them Ready."""
+REAPER_POLLS: Final = 2
+"""The reaper has read its KService this often: it has seen the stop revision not Ready, and waits."""
 HOLD_S: Final = 60.0
 """How long an interrupted stop may take to reach its delete (its reaper's bound is 30 s)."""
 ERROR_SHOWN: Final = 160
@@ -146,6 +159,16 @@ def faults_stack(suite: Suite, knative_settings: Deployed, fault_proxy: FaultPro
                 " ".join(lines) for lines in failures(destroyed.stdout + destroyed.stderr).values()
             )
             raise ScenarioFailed(f"`pulumi destroy` of the faults stack failed:\n{said}")
+
+
+def plane_process(suite: Suite, name: str) -> RecordedProcess:
+    """The control plane's process ``name`` (its process group is what a scenario stops and continues)."""
+    state = suite.plane.state
+    check(state is not None, "the control plane recorded no processes")
+    assert state is not None
+    found = [p for p in state.processes if p.name == name]
+    check(len(found) == 1, f"the control plane's processes named {name}: {found}")
+    return found[0]
 
 
 def probed(suite: Suite, apps: Sequence[str]) -> contextlib.AbstractContextManager[Probe]:
@@ -423,10 +446,11 @@ def test_objects_deleted_by_hand(faults_stack: Suite, record: Record) -> None:
 
 
 def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultProxy, record: Record) -> None:
-    """Stopping ``alpha``: once its reaper reads the KService, `pulumi up` gets SIGINT, then SIGTERM (as CI
-    cancels a job). The reaper never deletes the revision that serves: the proxy holds its delete of the
-    old revision while the scenario checks that the stop revision is Ready. `pulumi cancel` (if a lock was
-    left) and `pulumi up` finish the stop."""
+    """Stopping ``alpha`` with Knative's controller paused until the reaper has read the KService twice,
+    then `pulumi up` gets SIGINT, then SIGTERM (as CI cancels a job). The reaper never deletes the
+    revision that serves: the proxy holds its delete of the old revision while the scenario checks that
+    the stop revision is Ready (while the controller is paused it cannot be). `pulumi cancel` (if a lock
+    was left) and `pulumi up` finish the stop."""
     suite = faults_stack
     before = serving(suite)
     first = next(name for name, (owner, _) in before.items() if owner == kservice(STOPPED_APP))
@@ -444,32 +468,50 @@ def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultPro
             )
             return dict(cast("dict[str, Any]", found).get("status", {}))
 
-        up = suite.background_pulumi("up", "--yes", stack=STACK)
+        def stop_revision_ready_at_the_held_delete() -> None:
+            """Read at once, in this process (kubectl would take a moment Knative may use)."""
+            status = alpha_status()
+            created, ready = status.get("latestCreatedRevisionName"), status.get("latestReadyRevisionName")
+            check(
+                ready not in (None, first) and ready == created,
+                f"the reaper deletes {first} while the stop revision is not Ready: {status}",
+            )
+
+        def reaper_polled_again() -> bool:
+            return fault_proxy.count("GET", alpha_path, agent=REAPER_AGENT) >= REAPER_POLLS
+
+        # Knative's controller paused until the reaper has read the KService twice: on this cluster the
+        # stop revision is Ready within the reaper's start-up, so without the pause a reaper that did not
+        # wait could not be told from one that did; with it, such a reaper's delete comes while the stop
+        # revision cannot be Ready.
+        controller = plane_process(suite, KNATIVE_CONTROLLER)
+        up: Background | None = None
         held = False
         try:
-            fault_proxy.wait_for(
-                lambda: fault_proxy.count("GET", alpha_path, agent=REAPER_AGENT) >= 1, KILL_AFTER_S
-            )
             probe.fault()
+            os.killpg(controller.pid, signal.SIGSTOP)
+            paused_at = time.monotonic()
+            try:
+                up = suite.background_pulumi("up", "--yes", "--skip-preview", stack=STACK)
+                fault_proxy.wait_for(
+                    lambda: fault_proxy.fired.is_set() or reaper_polled_again(), KILL_AFTER_S
+                )
+                if fault_proxy.fired.is_set():
+                    stop_revision_ready_at_the_held_delete()
+            finally:
+                os.killpg(controller.pid, signal.SIGCONT)
+            paused_s = time.monotonic() - paused_at
             os.killpg(up.process.pid, signal.SIGINT)
             os.killpg(up.process.pid, signal.SIGTERM)
             held = fault_proxy.fired.wait(HOLD_S)
-            if held:  # read at once, in this process (kubectl would take a moment Knative may use)
-                status = alpha_status()
-                created, ready = (
-                    status.get("latestCreatedRevisionName"),
-                    status.get("latestReadyRevisionName"),
-                )
-                check(
-                    ready not in (None, first) and ready == created,
-                    f"the reaper deletes {first} while the stop revision is not Ready: {status}",
-                )
+            if held:
+                stop_revision_ready_at_the_held_delete()
             fault_proxy.release()
             up.process.wait(timeout=KILL_AFTER_S)
         finally:
             fault_proxy.release()
             api.close()  # type: ignore[no-untyped-call]
-            if up.process.poll() is None:
+            if up is not None and up.process.poll() is None:
                 stop_group(up.process)
         said = up.output.read_text()
         check(TRACEBACK not in said, f"a Python traceback in the interrupted `pulumi up`:\n{said[-3000:]}")
@@ -483,7 +525,8 @@ def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultPro
         "its delete held until the stop revision was Ready" if held else "not deleted by the interrupted up"
     )
     record(
-        f"interrupted `up` exited {up.process.returncode}; {first}: {fate}; cancel + up finished the stop; "
+        f"Knative's controller paused {paused_s:.1f} s; interrupted `up` exited {up.process.returncode}; "
+        f"{first}: {fate}; cancel + up finished the stop; "
         f"beta and gamma: {probe.summary()}"
     )
 
@@ -512,10 +555,7 @@ def test_knatives_webhook_down(faults_stack: Suite, fault_proxy: FaultProxy, rec
     suite = faults_stack
     before = images(suite)
     changed = (SERVING[0], SERVING[1])
-    state = suite.plane.state
-    check(state is not None, "the control plane recorded no processes")
-    assert state is not None
-    webhook = next(p for p in state.processes if p.name == KNATIVE_WEBHOOK)
+    webhook = plane_process(suite, KNATIVE_WEBHOOK)
 
     def change(document: Any) -> None:
         change_images(changed, NEW_IMAGE)(document)
@@ -609,10 +649,7 @@ def test_node_lost(faults_stack: Suite, record: Record) -> None:
         all(pods and all(ready == "True" for ready in pods.values()) for pods in pods_before.values()),
         f"a serving app without a ready pod before the fault: {pods_before}",
     )
-    state = suite.plane.state
-    check(state is not None, "the control plane recorded no processes")
-    assert state is not None
-    kubelet = next(p for p in state.processes if p.name == KUBELET)
+    kubelet = plane_process(suite, KUBELET)
     with probed(suite, SERVING) as probe:
         stopped_at = time.monotonic()
         probe.fault()

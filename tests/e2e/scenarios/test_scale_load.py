@@ -66,7 +66,7 @@ CLIENT_INTERVAL_S: Final = 0.2
 """A client sends at most one request per interval (5 a second; 100 a second from the 20): a bounded
 client, like a user's. Sent back to back instead, the load generator (Python, in this process) and the
 ingress take both cores and a CLI command, CPU-bound at its start, takes over three times as long."""
-TIMINGS: Final = 3
+TIMINGS: Final = 5
 """`status` and `watch` are each timed this many times, idle and under load; the medians compare."""
 
 
