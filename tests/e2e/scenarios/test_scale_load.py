@@ -33,6 +33,7 @@ from tests.e2e.scenarios.stacks import Deployed
 from tests.e2e.scenarios.suite import KSERVICES, LABEL_SERVICE, Interrupted, Suite
 
 STACK: Final = "scale"
+SHOWN: Final = 5
 NAMESPACE: Final = "flyte-scale"
 PROJECT: Final = "scale"
 DOMAIN: Final = "development"
@@ -154,6 +155,24 @@ def all_ready(suite: Suite) -> bool:
     )
 
 
+def cold_pods(suite: Suite) -> list[str]:
+    """The pods of apps that start cold (initial scale 0): none may exist."""
+    warm = {kservice(app_name(i)) for i in range(APPS) if is_warm(i)}
+    return [
+        p["metadata"]["name"]
+        for p in suite.get("pods", namespace=NAMESPACE)["items"]
+        if p["metadata"].get("labels", {}).get(LABEL_SERVICE) not in warm
+    ]
+
+
+def ready_and_cold(suite: Suite) -> bool:
+    """Every KService Ready; fails at once when a cold app has a pod (its initial scale of 0 not kept),
+    instead of waiting out ``READY_S`` for apps whose pods the node cannot hold."""
+    cold = cold_pods(suite)
+    check(not cold, f"{len(cold)} pods of cold apps, e.g. {cold[:SHOWN]}")
+    return all_ready(suite)
+
+
 def warm_pods(suite: Suite) -> dict[str, dict[str, Any]]:
     """Each warm app's KService -> a Ready pod of it (one listing for all)."""
     wanted = {kservice(app_name(i)) for i in range(APPS) if is_warm(i)}
@@ -240,16 +259,15 @@ def test_scale_and_load(scale_stack: Suite, record: Record) -> None:
     with lowered_queue_cpu(suite):
         up_s = timed(lambda: suite.pulumi("up", "--yes", stack=STACK))
         began = time.monotonic()
-        suite.wait(f"all {APPS} KServices Ready", lambda: all_ready(suite), READY_S)
+        suite.wait(
+            f"all {APPS} KServices Ready, no cold app with a pod", lambda: ready_and_cold(suite), READY_S
+        )
         ready_s = time.monotonic() - began
         suite.wait(f"a Ready pod of each of the {WARM} warm apps", lambda: len(warm_pods(suite)) == WARM)
         pods = warm_pods(suite)
         suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
-        cold = [
-            p for p in suite.get("pods", namespace=NAMESPACE)["items"]
-            if p["metadata"].get("labels", {}).get(LABEL_SERVICE) not in pods
-        ]  # fmt: skip
-        check(not cold, f"pods of cold apps: {[p['metadata']['name'] for p in cold]}")
+        cold = cold_pods(suite)
+        check(not cold, f"{len(cold)} pods of cold apps, e.g. {cold[:SHOWN]}")
 
         def status() -> None:
             listed = suite.flyte_apps("status", *common, "-o", "json").stdout
