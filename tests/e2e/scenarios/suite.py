@@ -349,6 +349,12 @@ class Suite:
         resources: list[dict[str, Any]] = exported.get("deployment", {}).get("resources") or []
         return resources
 
+    def pending_creates(self, stack: str = MAIN_STACK) -> list[str]:
+        """The URNs of the creates an interrupted update left pending in the stack's state."""
+        exported = json.loads(self.pulumi("stack", "export", stack=stack).stdout)
+        pending = exported.get("deployment", {}).get("pending_operations") or []
+        return sorted(op["resource"]["urn"] for op in pending if op.get("type") == "creating")
+
     def reapers(self, stack: str = MAIN_STACK, kservice: str = "") -> list[dict[str, Any]]:
         """The stack's RevisionReapers in the state (those of ``kservice``, when named)."""
         return [

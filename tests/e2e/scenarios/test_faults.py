@@ -237,6 +237,8 @@ def test_api_server_gone_at_a_kservice_create(
 
         live = uids(suite)
         lost = sorted(set(live) - in_state(suite))
+        pending = suite.pending_creates(STACK)
+        check(not pending, f"the failed `up` left pending creates (the repair assumes none): {pending}")
         suite.pulumi("refresh", "--yes", stack=STACK)
         suite.pulumi("up", "--yes", stack=STACK)
         suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
@@ -323,8 +325,9 @@ def lock_files(suite: Suite) -> list[Path]:
 
 def test_up_killed_then_cancel_and_up(faults_stack: Suite, fault_proxy: FaultProxy, record: Record) -> None:
     """`pulumi up` killed outright (SIGKILL to its process group) once the API server has taken two of
-    three new KServices: the lock stays and is named; `pulumi cancel` removes it; `pulumi up` converges
-    without replacing anything; the serving apps serve throughout."""
+    three new KServices: the lock stays and is named; `pulumi cancel` removes it; `pulumi refresh
+    --clear-pending-creates` drops the creates it left pending; `pulumi up` converges without replacing
+    anything; the serving apps serve throughout."""
     suite = faults_stack
     before = serving(suite)
     with probed(suite, SERVING) as probe:
@@ -350,6 +353,13 @@ def test_up_killed_then_cancel_and_up(faults_stack: Suite, fault_proxy: FaultPro
         live = uids(suite)
         suite.pulumi("cancel", "--yes", stack=STACK)
         check(not lock_files(suite), "`pulumi cancel` left the lock")
+        # The creates in flight at the kill stay pending (counted, not asserted): a plain `refresh` and
+        # `up` leave them in the state; `refresh --clear-pending-creates` drops them, and `up` then takes
+        # over what the killed `up` created (a server-side apply).
+        pending = suite.pending_creates(STACK)
+        suite.pulumi("refresh", "--yes", "--clear-pending-creates", stack=STACK)
+        left = suite.pending_creates(STACK)
+        check(not left, f"pending creates after `refresh --clear-pending-creates`: {left}")
         suite.pulumi("up", "--yes", stack=STACK)
         suite.pulumi("up", "--yes", "--expect-no-changes", stack=STACK)
         probe.repaired()
@@ -360,7 +370,8 @@ def test_up_killed_then_cancel_and_up(faults_stack: Suite, fault_proxy: FaultPro
     now = serving(suite)
     check(all(now.get(name) == owner for name, owner in before.items()), f"a serving revision went: {now}")
     record(
-        f"killed after 2 KService applies; lock named, cancel, up: {len(after)} KServices, none replaced; "
+        f"killed after 2 KService applies, {len(pending)} creates pending; lock named; cancel, refresh "
+        f"--clear-pending-creates, up: {len(after)} KServices, none replaced; "
         f"{probe.summary()}"
     )
 
