@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from tests.e2e.outcome import ScenarioFailed, check
-from tests.e2e.scenarios.running import one_try, public_host
+from tests.e2e.scenarios.running import log_path, one_try, public_host
 from tests.e2e.scenarios.suite import KSERVICES, Interrupted, Suite
 
 INTERVAL_S: Final = 0.5
@@ -29,8 +29,10 @@ AFTER_S: Final = 60.0
 """The longest the after-repair requests may take (``AFTER_ROUNDS`` apps' requests, paced)."""
 FOLLOW_S: Final = 60.0
 """How long `logs -f` may take to attach, and its last lines to show after the last request."""
-POLL_S: Final = 0.5
-PHASES: Final = ("before", "during", "after")
+BEFORE: Final = "before"
+DURING: Final = "during"
+AFTER: Final = "after"
+PHASES: Final = (BEFORE, DURING, AFTER)
 LINE_RE: Final = re.compile(r"\bprobe-([a-z0-9-]+)-(\d+) 1$", re.MULTILINE)
 SHOWN: Final = 3
 
@@ -53,17 +55,17 @@ class Probe:
     """Each probed app -> its public host."""
     logs: dict[str, Interrupted]
     sent: list[Sent] = field(default_factory=list)
-    phase: str = PHASES[0]
+    phase: str = BEFORE
     lock: threading.Lock = field(default_factory=threading.Lock)
     stop: threading.Event = field(default_factory=threading.Event)
 
     def fault(self) -> None:
         """The fault begins now: requests from here count as during it."""
-        self.phase = PHASES[1]
+        self.phase = DURING
 
     def repaired(self) -> None:
         """The repair converged: requests from here count as after it, and must all succeed."""
-        self.phase = PHASES[2]
+        self.phase = AFTER
 
     def client(self) -> None:
         apps = sorted(self.hosts)
@@ -72,8 +74,7 @@ class Probe:
             app = apps[seq % len(apps)]
             phase = self.phase
             began = time.monotonic()
-            path = f"/control/log?n=1&text=probe-{app}-{seq}"
-            failure = one_try(self.suite, self.hosts[app], REQUEST_TIMEOUT_S, path)
+            failure = one_try(self.suite, self.hosts[app], REQUEST_TIMEOUT_S, log_path(f"probe-{app}-{seq}"))
             with self.lock:
                 self.sent.append(Sent(phase, app, seq, failure))
             seq += 1
@@ -84,7 +85,7 @@ class Probe:
             return [s for s in self.sent if s.phase == phase]
 
     def enough_after(self) -> bool:
-        after = self.of(PHASES[2])
+        after = self.of(AFTER)
         return all(sum(s.app == app for s in after) >= AFTER_ROUNDS for app in self.hosts)
 
     def missing_lines(self) -> dict[str, list[int]]:
@@ -115,7 +116,7 @@ class Probe:
 def attached(suite: Suite, probe: Probe) -> bool:
     """One marked line written to each app; true once every `logs -f` has printed its app's."""
     for app, host in probe.hosts.items():
-        one_try(suite, host, REQUEST_TIMEOUT_S, f"/control/log?n=1&text=attached-{app}")
+        one_try(suite, host, REQUEST_TIMEOUT_S, log_path(f"attached-{app}"))
     return all(f"attached-{app} 1" in probe.logs[app].stdout for app in probe.hosts)
 
 
@@ -146,7 +147,7 @@ def probing(suite: Suite, stack: str, kservices: Mapping[str, str], namespace: s
         thread.start()
         try:
             yield probe
-            if probe.phase != PHASES[2]:
+            if probe.phase != AFTER:
                 raise ScenarioFailed("the scenario ended its probe without saying it was repaired")
             suite.wait(
                 f"{AFTER_ROUNDS} requests to each probed app after the repair", probe.enough_after, AFTER_S
@@ -159,7 +160,7 @@ def probing(suite: Suite, stack: str, kservices: Mapping[str, str], namespace: s
             suite.wait(
                 "every answered request's line in `logs -f`", lambda: not probe.missing_lines(), FOLLOW_S
             )
-    failed_after = [s.failure for s in probe.of(PHASES[2]) if s.failure]
+    failed_after = [s.failure for s in probe.of(AFTER) if s.failure]
     check(not failed_after, f"{len(failed_after)} requests failed after the repair: {failed_after[:SHOWN]}")
     missing = probe.missing_lines()
     check(

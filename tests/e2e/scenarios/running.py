@@ -4,12 +4,13 @@ conditions, the app's pods (issue 37). Every wait is bounded, every request loop
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any, Final
 
 from flyte_apps.core.readiness import ready_condition
 from tests.e2e.node.node import PRIVATE_PORT, PUBLIC_PORT
 from tests.e2e.node.plane import NodePlane
-from tests.e2e.node.traffic import HTTP_TIMEOUT_S, get, report
+from tests.e2e.node.traffic import HTTP_TIMEOUT_S, get, get_until_ok, report
 from tests.e2e.outcome import ScenarioFailed
 from tests.e2e.scenarios.suite import KSERVICES, LABEL_SERVICE, NAMESPACE, Suite
 
@@ -92,6 +93,16 @@ def one_try(suite: Suite, host: str, timeout: float = HTTP_TIMEOUT_S, path: str 
     except OSError as exc:
         return f"{host}: {exc}"
     return "" if status == HTTP_OK else f"{host}: {status} {body[:80]!r}"
+
+
+def log_path(text: str, count: int = 1) -> str:
+    """The test app's path that makes the replica answering it write ``count`` lines ``<text> <n>``."""
+    return f"/control/log?n={count}&text={text}"
+
+
+def write_lines(pod: Mapping[str, Any], port: int, text: str, count: int) -> None:
+    """Have the test app in ``pod`` (listening on ``port``) write ``count`` lines, straight to the pod."""
+    get_until_ok(f"http://{pod['status']['podIP']}:{port}{log_path(text, count)}")
 
 
 def through_ingress(suite: Suite, kservice: dict[str, Any], path: str = "/e2e") -> dict[str, Any]:

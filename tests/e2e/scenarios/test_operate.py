@@ -10,10 +10,9 @@ import json
 import time
 from typing import Any, Final
 
-from tests.e2e.node.traffic import get_until_ok
 from tests.e2e.outcome import check
 from tests.e2e.scenarios.reporting import Record
-from tests.e2e.scenarios.running import running_pods
+from tests.e2e.scenarios.running import running_pods, write_lines
 from tests.e2e.scenarios.stacks import Deployed
 from tests.e2e.scenarios.suite import MAIN_STACK, Suite
 
@@ -56,7 +55,7 @@ def test_operate(suite: Suite, deployed: Deployed, record: Record) -> None:
     check(row[1:3] == ["ACTIVE", str(REPLICAS)], f"status shows model-api as {row[1:3]}:\n{table}")
     app_logs = ["logs", "model-api", "-p", "ml-serving", "-d", "production", *common]
     for pod in pods:
-        write_lines(pod, f"e2e-{pod['metadata']['name']}", 3)
+        write_lines(pod, APP_PORT, f"e2e-{pod['metadata']['name']}", 3)
     said = suite.flyte_apps(*app_logs).stdout
     for pod in pods:
         check(
@@ -96,11 +95,6 @@ def wait_replicas(suite: Suite, kservice: str, count: int) -> list[dict[str, Any
     return found
 
 
-def write_lines(pod: dict[str, Any], text: str, count: int) -> None:
-    """Have the test app in ``pod`` write ``count`` lines (straight to the pod, not through Knative)."""
-    get_until_ok(f"http://{pod['status']['podIP']}:{APP_PORT}/control/log?n={count}&text={text}")
-
-
 def follow(suite: Suite, app_logs: list[str], pods: list[dict[str, Any]]) -> int:
     """`logs -f --tail 0`: a line each replica writes after it started shows; how many replicas."""
     wanted = [f"followed-{p['metadata']['name']} 1" for p in pods]
@@ -110,7 +104,7 @@ def follow(suite: Suite, app_logs: list[str], pods: list[dict[str, Any]]) -> int
 
         def all_seen() -> bool:
             for pod in pods:  # written again until seen: `-f` may not have attached at the first write
-                write_lines(pod, f"followed-{pod['metadata']['name']}", 1)
+                write_lines(pod, APP_PORT, f"followed-{pod['metadata']['name']}", 1)
             return all(line in logs.stdout for line in wanted)
 
         suite.wait("`logs -f` to show each replica's new line", all_seen, FOLLOW_S)

@@ -17,7 +17,7 @@ import re
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -25,10 +25,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from flyte_apps.core.readiness import pod_is_ready
-from tests.e2e.node.traffic import get_until_ok
 from tests.e2e.outcome import ScenarioFailed, check
 from tests.e2e.scenarios.reporting import Record
-from tests.e2e.scenarios.running import condition, one_try
+from tests.e2e.scenarios.running import condition, one_try, write_lines
 from tests.e2e.scenarios.stacks import Deployed
 from tests.e2e.scenarios.suite import KSERVICES, LABEL_SERVICE, Interrupted, Suite
 
@@ -235,10 +234,6 @@ def seen_lines(output: str, index: int) -> set[str]:
     return {m.group(0) for m in LINE_RE.finditer(output) if int(m.group(1)) == index}
 
 
-def write(pod: Mapping[str, Any], text: str, count: int) -> None:
-    get_until_ok(f"http://{pod['status']['podIP']}:{APP_PORT}/control/log?n={count}&text={text}")
-
-
 @pytest.fixture
 def scale_stack(suite: Suite, knative_settings: Deployed) -> Iterator[Suite]:
     """The stack file written and initialized; after the scenario, destroyed if it still exists."""
@@ -301,7 +296,7 @@ def test_scale_and_load(scale_stack: Suite, record: Record) -> None:
 
             def attached() -> bool:  # written again until seen: `-f` may not have attached at the first
                 for name in followed:
-                    write(pods[name], f"attached{index[name]}", 1)
+                    write_lines(pods[name], APP_PORT, f"attached{index[name]}", 1)
                 return all(f"attached{index[name]} 1" in logs[name].stdout for name in followed)
 
             suite.wait(f"`logs -f` of {FOLLOWED} replicas attached", attached, FOLLOW_S)
@@ -316,7 +311,7 @@ def test_scale_and_load(scale_stack: Suite, record: Record) -> None:
             node_pods = len(json.loads(suite.kubectl("get", "pods", "-A", "-o", "json").stdout)["items"])
             for batch in range(BATCHES):
                 for name in followed:
-                    write(pods[name], f"load{index[name]}x{batch}", LINES)
+                    write_lines(pods[name], APP_PORT, f"load{index[name]}x{batch}", LINES)
             for thread in threads:
                 thread.join(LOAD_S + REQUEST_TIMEOUT_S * 2)
             check(not any(t.is_alive() for t in threads), "a load client did not end")
