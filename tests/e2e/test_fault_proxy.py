@@ -194,3 +194,16 @@ def test_a_held_request_reaches_the_server_only_once_released(
     deleting.join(TIMEOUT_S)
     assert answers == [f"DELETE {path} ".encode()]
     assert upstream.received == [("DELETE", path, b"")]  # type: ignore[attr-defined]
+
+
+def test_a_disarmed_hold_that_never_came_lets_the_next_request_through(
+    pki: Path, proxy: FaultProxy, upstream: http.server.ThreadingHTTPServer
+) -> None:
+    path = "/apis/serving.knative.dev/v1/namespaces/apps/revisions/app-00001"
+    proxy.arm(Cut("DELETE", re.escape(path), hold=True))
+    proxy.disarm()
+    connection = connect(pki, proxy)
+    connection.request("DELETE", path)
+    assert connection.getresponse().read() == f"DELETE {path} ".encode()
+    assert not proxy.fired.is_set()
+    assert upstream.received == [("DELETE", path, b"")]  # type: ignore[attr-defined]

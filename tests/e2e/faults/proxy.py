@@ -97,8 +97,9 @@ class Seen:
 
 class FaultProxy:
     """``start`` listens on a free loopback port (``port``); ``kubeconfig`` writes a kubeconfig for it;
-    ``arm`` sets the next cut; ``fired`` is set once it happened; ``restore`` brings the API server
-    back; ``stop`` ends everything. The proxy's loop runs in a thread of its own."""
+    ``arm`` sets the next cut; ``fired`` is set once it happened; ``disarm`` takes a cut back;
+    ``restore`` brings the API server back; ``stop`` ends everything. The proxy's loop runs in a thread
+    of its own."""
 
     def __init__(self, pki: Path, apiserver_port: int) -> None:
         self._pki = pki
@@ -148,6 +149,16 @@ class FaultProxy:
     def release(self) -> None:
         """Let a held request go on to the API server."""
         self._call(self._release.set)
+
+    def disarm(self) -> None:
+        """No cut from now on, and a held request goes on: a cut that never came (its client stopped
+        first) would otherwise catch the next run's request."""
+
+        async def clear() -> None:
+            self._cut = None
+            self._release.set()
+
+        self._call(clear)
 
     def wait_fired(self, timeout: float) -> None:
         if not self.fired.wait(timeout):
