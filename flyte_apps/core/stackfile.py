@@ -14,6 +14,7 @@ short, project-local form ``project: x``); ``Pulumi.<stack>.yaml`` holds the sta
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,15 @@ STACK_FILE_KEYS: Final = (KEY_CONFIG, "secretsprovider", "encryptedkey", "encryp
 LEGACY_CONFIG_MODULE: Final = "config"
 LEGACY_KEY_PARTS: Final = 3
 """``<namespace>:config:<name>``, the old form Pulumi still reads as ``<namespace>:<name>``."""
+PROGRAM_CONFIG_VARIABLE: Final = "PULUMI_CONFIG"
+"""The environment variable in which the Python language host hands the program the stack's whole
+config, one JSON map (the SDK reads it from nowhere else: ``pulumi/runtime/config.py``)."""
+MAX_ENVIRONMENT_STRING_BYTES: Final = 32 * 4096
+"""Linux's cap on one environment string, ``NAME=value`` and its NUL (``MAX_ARG_STRLEN``: 32 pages of
+4 KiB); over it, starting the program fails with E2BIG ("argument list too long")."""
+_GO_ESCAPED: Final = re.compile("[<>&\u2028\u2029]")
+"""Characters Go's JSON encoder writes as six-byte ``\\u`` escapes and Python's does not."""
+_KIB: Final = 1024
 _OUR_NAMESPACE_LOOKALIKE: Final = 0.8
 """How close (difflib ratio, separators and case ignored) a namespace must be to ``flyte-apps`` to be
 taken for a misspelling of it rather than another Pulumi package's namespace."""
@@ -148,6 +158,35 @@ def parse_stack_file(text: str, source: str) -> StackInput:
         lambda: {key_path(keys): (source, line) for keys, line in lines.items() if _config_key(keys)}
     )
     return StackInput(values=values, problems=tuple(problems), warnings=tuple(warnings), key_lines=key_lines)
+
+
+def program_config_bytes(values: Mapping[str, Any]) -> int:
+    """The size of ``PROGRAM_CONFIG_VARIABLE=...`` for these config values: a JSON map from each full
+    key to its value as a string (a map or a list as compact JSON text inside it), as the engine and the
+    language host write it. A secret counts at its written (encrypted) length, a little over its own."""
+    as_strings = {
+        key: value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        for key, value in values.items()
+    }
+    text = json.dumps(as_strings, separators=(",", ":"), ensure_ascii=False)
+    escapes = len(_GO_ESCAPED.findall(text))
+    return len(PROGRAM_CONFIG_VARIABLE) + 1 + len(text.encode()) + 5 * escapes + 1
+
+
+def program_config_problem(values: Mapping[str, Any]) -> ConfigProblem | None:
+    """A problem at ``flyte-apps:apps`` when the program could not be started with this config on
+    Linux: Pulumi puts all of it into one environment variable."""
+    size = program_config_bytes(values)
+    if size <= MAX_ENVIRONMENT_STRING_BYTES:
+        return None
+    message = (
+        f"the stack's config is {size / _KIB:.0f} KiB as Pulumi hands it to the program, in one "
+        f"environment variable ({PROGRAM_CONFIG_VARIABLE}); Linux allows "
+        f"{MAX_ENVIRONMENT_STRING_BYTES // _KIB} KiB for one, so `pulumi preview` and `pulumi up` would "
+        'fail to start the program ("argument list too long"): split the apps over more stacks (one '
+        "per Flyte project or domain)"
+    )
+    return ConfigProblem(f"{PROJECT_NAME}:{KEY_APPS}", message)
 
 
 def merge_inputs(inputs: Sequence[StackInput]) -> StackInput:

@@ -388,3 +388,21 @@ def test_rules_on_the_programs_registrations_find_what_check_prints(
     assert sorted(json.dumps(v, sort_keys=True) for v in as_violations) == sorted(
         json.dumps(v.as_json(), sort_keys=True) for v in from_program
     )
+
+
+def test_a_stack_too_large_for_pulumi_to_hand_to_the_program_is_a_config_error(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    """Pulumi puts the whole config into one environment variable, which Linux caps at 128 KiB: 300
+    apps of this size do not fit, and `check` says so (where `pulumi preview` would fail to start)."""
+    config = minimal_config()
+    config["flyte-apps:apps"] = [
+        {"name": f"app-{i:03d}", "container": {"image": "nginx:1.27", "env": {"GREETING": "x" * 400}}}
+        for i in range(300)
+    ]
+    result = run(app, "--config", str(write_stack(tmp_path, config)))
+    assert result.exit_code == 2, result.output
+    assert "flyte-apps:apps" in result.output
+    assert "in one environment variable (PULUMI_CONFIG); Linux allows 128 KiB" in result.output
+    fewer = dict(config, **{"flyte-apps:apps": config["flyte-apps:apps"][:100]})
+    assert run(app, "--config", str(write_stack(tmp_path, fewer))).exit_code == 0

@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from flyte_apps.core.errors import ConfigError
-from flyte_apps.core.stackfile import StackInput, namespace_problem, parse_project_file, parse_stack_file
+from flyte_apps.core.stackfile import (
+    MAX_ENVIRONMENT_STRING_BYTES,
+    StackInput,
+    namespace_problem,
+    parse_project_file,
+    parse_stack_file,
+    program_config_bytes,
+    program_config_problem,
+)
 
 SOURCE = "Pulumi.dev.yaml"
 
@@ -188,3 +196,32 @@ def test_two_spellings_of_one_key_are_an_error() -> None:
     given = parse_stack_file(text, SOURCE)
     assert [p.path for p in given.problems] == ["flyte-apps:project"]
     assert "are the same key to Pulumi" in given.problems[0].message
+
+
+def padded_to(size: int) -> dict[str, object]:
+    """A config whose ``PULUMI_CONFIG=...`` string is ``size`` bytes, NUL included."""
+    config: dict[str, object] = {
+        "flyte-apps:apps": [{"name": "web", "container": {"image": "nginx:1.27"}}],
+        "pad:x": "",
+    }
+    config["pad:x"] = "a" * (size - program_config_bytes(config))
+    return config
+
+
+def test_the_program_config_counts_pulumis_json_map_of_strings_with_gos_escapes() -> None:
+    # PULUMI_CONFIG={"flyte-apps:apps":"[{\"name\":\"a\"}]","k:v":"<"} and its NUL; Go writes < as \u003c.
+    config = {"flyte-apps:apps": [{"name": "a"}], "k:v": "<"}
+    text = '{"flyte-apps:apps":"[{\\"name\\":\\"a\\"}]","k:v":"\\u003c"}'
+    assert program_config_bytes(config) == len("PULUMI_CONFIG=") + len(text) + 1
+
+
+def test_a_config_pulumi_cannot_hand_to_the_program_on_linux_is_a_problem_at_the_apps() -> None:
+    """The boundary, run with the e2e suite's language host: a config padded to 131,072 bytes started
+    the program, one byte more failed with "argument list too long" (E2BIG)."""
+    assert program_config_problem(padded_to(MAX_ENVIRONMENT_STRING_BYTES)) is None
+    problem = program_config_problem(padded_to(MAX_ENVIRONMENT_STRING_BYTES + 1))
+    assert problem is not None
+    assert problem.path == "flyte-apps:apps"
+    assert "128 KiB" in problem.message
+    assert "PULUMI_CONFIG" in problem.message
+    assert "argument list too long" in problem.message
