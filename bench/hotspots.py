@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--side",
-        choices=["ours", "same-graph", "floor"],
+        choices=list(engine_scale.SIDE_NAMES),
         default="ours",
         help="the engine's program (engine)",
     )
