@@ -166,7 +166,7 @@ def run(workdir: Path) -> list[Row]:
     try:
         tools = build.locate()
     except build.ToolError as exc:
-        return [Row(TITLE, "pulumi preview, up, refresh", ", ".join(map(str, SIZES)), f"not run: {exc}")]
+        return [not_run(", ".join(map(str, SIZES)), str(exc))]
     pulumi = Pulumi.in_workdir(workdir, tools)
     budget = Budget(BUDGET_S)
     rows: list[Row] = []
@@ -177,18 +177,11 @@ def run(workdir: Path) -> list[Row]:
     largest = max(size for size, problem in too_large.items() if problem is None)
     for size in SIZES:
         if (problem := too_large[size]) is not None:
-            rows.append(Row(TITLE, "pulumi preview, up, refresh", count(size), f"not run: {problem.message}"))
+            rows.append(not_run(count(size), problem.message))
             continue
         projected = project_time(took, size)
         if projected is not None and not budget.fits(projected):
-            rows.append(
-                Row(
-                    TITLE,
-                    "pulumi preview, up, refresh",
-                    count(size),
-                    f"not run: {projected:.0f} s projected, {budget.left():.0f} s left",
-                )
-            )
+            rows.append(not_run(count(size), f"{projected:.0f} s projected, {budget.left():.0f} s left"))
             continue
         began = time.perf_counter()
         runs[size] = {name: Runs() for name in SIDE_NAMES}
@@ -203,6 +196,10 @@ def run(workdir: Path) -> list[Row]:
     rows += growth_rows(runs)
     rows += stop_rows(pulumi, workdir, tools, projects)
     return rows
+
+
+def not_run(size: str, why: str) -> Row:
+    return Row(TITLE, "pulumi preview, up, refresh", size, f"not run: {why}")
 
 
 @contextmanager

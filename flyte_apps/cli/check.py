@@ -29,7 +29,7 @@ from flyte_apps.core import constants as c
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.objects import RenderedObject
 from flyte_apps.core.plan import StackPlan
-from flyte_apps.core.stackfile import StackInput, located, program_config_problem
+from flyte_apps.core.stackfile import StackInput
 from flyte_apps.policy.locate import Locator
 from flyte_apps.policy.report import (
     Finding,
@@ -84,10 +84,9 @@ def check(
     name = stack or (config.stem.removeprefix("Pulumi.") if config is not None else DEFAULT_STACK)
     with translate_errors():
         try:
-            plan, given = plan_stack_files(project_dir=project_dir, stack=stack, config_file=config)
-            too_large = program_config_problem(given.values)
-            if too_large is not None:
-                raise ConfigError(located([too_large], given))
+            plan, given = plan_stack_files(
+                project_dir=project_dir, stack=stack, config_file=config, as_pulumi_runs_it=True
+            )
         except ConfigError as exc:
             if output is OutputFormat.TEXT:
                 raise

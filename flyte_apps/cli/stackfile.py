@@ -26,6 +26,7 @@ from flyte_apps.core.stackfile import (
     merge_inputs,
     parse_project_file,
     parse_stack_file,
+    program_config_problem,
     stack_file_name,
 )
 
@@ -61,11 +62,17 @@ def read_stack_config(
 
 
 def plan_stack_files(
-    *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
+    *,
+    project_dir: Path,
+    stack: str | None = None,
+    config_file: Path | None = None,
+    as_pulumi_runs_it: bool = False,
 ) -> tuple[StackPlan, StackInput]:
     """Plan the stack the files describe; every problem of the files and of the config is raised
     together in one ``ConfigError``, each located at its file and line (``Pulumi.dev.yaml:42
-    flyte-apps:apps[1].name``) where the files say. Returns the plan and what the files held."""
+    flyte-apps:apps[1].name``) where the files say. With ``as_pulumi_runs_it``, a config too large for
+    Pulumi to hand to the program (``program_config_problem``) is one of them. Returns the plan and what
+    the files held."""
     given = StackInput()
     try:
         # Reading and planning make many long-lived objects and little cyclic garbage: collection
@@ -73,7 +80,9 @@ def plan_stack_files(
         # (bench/RESULTS.md). Whatever cycles remain are collected when the collector runs again.
         with collector_paused():
             given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
-            plan = plan_stack(given.values, problems=given.problems, warnings=given.warnings)
+            too_large = program_config_problem(given.values) if as_pulumi_runs_it else None
+            problems = (*given.problems, too_large) if too_large is not None else given.problems
+            plan = plan_stack(given.values, problems=problems, warnings=given.warnings)
     except ConfigError as exc:
         raise bounded_error(ConfigError(located(exc.problems, given))) from None
     warnings = tuple(bounded(warning) for warning in plan.warnings)

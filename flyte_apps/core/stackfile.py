@@ -163,7 +163,8 @@ def parse_stack_file(text: str, source: str) -> StackInput:
 def program_config_bytes(values: Mapping[str, Any]) -> int:
     """The size of ``PROGRAM_CONFIG_VARIABLE=...`` for these config values: a JSON map from each full
     key to its value as a string (a map or a list as compact JSON text inside it), as the engine and the
-    language host write it. A secret counts at its written (encrypted) length, a little over its own."""
+    e2e suite's language host write it (checked at the boundary by running them). A secret counts at its
+    written (encrypted) length, a little over its own."""
     as_strings = {
         key: value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
         for key, value in values.items()

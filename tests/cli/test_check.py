@@ -406,3 +406,18 @@ def test_a_stack_too_large_for_pulumi_to_hand_to_the_program_is_a_config_error(
     assert "in one environment variable (PULUMI_CONFIG); Linux allows 128 KiB" in result.output
     fewer = dict(config, **{"flyte-apps:apps": config["flyte-apps:apps"][:100]})
     assert run(app, "--config", str(write_stack(tmp_path, fewer))).exit_code == 0
+
+
+def test_a_stack_too_large_for_pulumi_is_reported_with_the_files_other_problems(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    config = minimal_config()
+    config["flyte-apps:apps"] = [
+        {"name": f"app-{i:03d}", "container": {"image": "nginx:1.27", "env": {"GREETING": "x" * 400}}}
+        for i in range(300)
+    ]
+    config["flyte-apps:apps"][7]["replicas"] = 2
+    result = run(app, "--config", str(write_stack(tmp_path, config)))
+    assert result.exit_code == 2, result.output
+    assert "flyte-apps:apps[7].replicas: unknown key 'replicas'" in result.output
+    assert "in one environment variable (PULUMI_CONFIG)" in result.output

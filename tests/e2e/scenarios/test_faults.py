@@ -517,7 +517,12 @@ def test_up_interrupted_during_a_stop(faults_stack: Suite, fault_proxy: FaultPro
                 not_deleted_before_the_stop_revision_is_ready()
                 os.killpg(up.process.pid, signal.SIGINT)
                 os.killpg(up.process.pid, signal.SIGTERM)
-                up.process.wait(timeout=INTERRUPTED_EXIT_S)
+                try:
+                    up.process.wait(timeout=INTERRUPTED_EXIT_S)
+                except subprocess.TimeoutExpired:
+                    # A delete held since the signals keeps `up` from ending: name it, if it is that.
+                    not_deleted_before_the_stop_revision_is_ready()
+                    raise
                 not_deleted_before_the_stop_revision_is_ready()
             finally:
                 os.killpg(controller.pid, signal.SIGCONT)
