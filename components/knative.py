@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.manager import manifest_fields
+from components.manifests import manifest_fields
 from flyte_apps.core.objects import RenderedObject
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic.alias_generators import to_snake
 
+from components.manifests import manifest_fields
 from flyte_apps.core.manager.objects import manager_urls
 from flyte_apps.core.objects import RenderedObject
 
@@ -98,9 +98,3 @@ def typed_resource(name: str, obj: RenderedObject, opts: pulumi.ResourceOptions)
         msg = f"{api_version} {obj.kind} '{obj.name}' is not an object the manager component registers"
         raise ValueError(msg)
     return factory(name, opts=opts, **manifest_fields(obj.manifest))
-
-
-def manifest_fields(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """Top-level manifest fields as keyword arguments (``roleRef`` -> ``role_ref``); apiVersion and
-    kind are implied by the resource type."""
-    return {to_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}

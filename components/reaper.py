@@ -90,12 +90,21 @@ class RevisionReaperError(FlyteAppsError):
     """A reaper failure, phrased as the one line the engine shows (``pulumi up``'s error)."""
 
 
+@dataclass(frozen=True)
+class ConfiguredCluster:
+    """What ``configure`` was handed: the stack's ``kubernetes:kubeconfig`` (a path or the content) and
+    ``kubernetes:context``, ``None`` where unset."""
+
+    kubeconfig: str | None
+    context: str | None
+
+
 class RevisionReaperProvider(ResourceProvider):
     """Deletes the old revisions of a stopped app's KService once the stop revision is ready."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._stack_target: KubeTarget | None = None
+        self._stack_target: ConfiguredCluster | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # The stack's kubeconfig may hold a token: never let it into the pickled provider.
@@ -107,12 +116,12 @@ class RevisionReaperProvider(ResourceProvider):
 
     def configure(self, req: ConfigureRequest) -> None:
         """Remember which cluster the stack's config names (the same keys pulumi-kubernetes reads,
-        in either spelling an engine may use)."""
-        from flyte_apps.kube.target import KubeTarget
-
-        kubeconfig = _config_value(req, CONFIG_KUBECONFIG)
-        context = _config_value(req, CONFIG_KUBE_CONTEXT)
-        self._stack_target = KubeTarget(kubeconfig=kubeconfig or None, context=context or None)
+        in either spelling an engine may use). Plain strings: the host configures the provider before
+        every preview's first ``check``, and the Kubernetes client is imported only by a call that
+        reaches the cluster."""
+        self._stack_target = ConfiguredCluster(
+            kubeconfig=_config_value(req, CONFIG_KUBECONFIG), context=_config_value(req, CONFIG_KUBE_CONTEXT)
+        )
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         """Offline: the inputs come from the validated stack config; keep only the known keys."""
@@ -154,7 +163,8 @@ class RevisionReaperProvider(ResourceProvider):
 
         from flyte_apps.kube.target import KubeTarget
 
-        configured = self._stack_target
+        stack = self._stack_target
+        configured = None if stack is None else KubeTarget(kubeconfig=stack.kubeconfig, context=stack.context)
         # A stack that keeps its kubeconfig setting secret makes the whole input a secret, which the
         # SDK's host hands over wrapped: read through the wrapping, never past it to KUBECONFIG.
         declared = unwrap_rpc_secret(declared)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -504,3 +505,35 @@ def test_running_the_program_under_mocks_leaves_the_test_runs_sigint_handler_alo
     install(minimal_config())
     run_program()
     assert signal.getsignal(signal.SIGINT) is before
+
+
+UNUSED_BY_A_STACK_OF_APPS: Final = (
+    "kubernetes",
+    "components.manager",
+    "flyte_apps.core.manager",
+    "flyte_apps.kube",
+)
+"""What a stack of apps (Knative's config managed, an app stopped) never needs at `pulumi up`: the
+Kubernetes client (only the reaper's create and update reach the cluster, in the provider host) and
+the Flyte manager's component and models. Every module the program loads costs each preview."""
+
+
+def test_a_stack_of_apps_loads_neither_the_kubernetes_client_nor_the_manager() -> None:
+    script = (
+        "import json, sys\n"
+        "from tests.support.pulumi_harness import install, run_program\n"
+        "from tests.support.config import minimal_config\n"
+        "config = minimal_config(stopped=True)\n"
+        "config['flyte-apps:knative'] = {'manageConfig': True}\n"
+        "capture, _ = install(config)\n"
+        "run_program()\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({UNUSED_BY_A_STACK_OF_APPS!r}))))\n"
+        "print(json.dumps(sorted(r.typ for r in capture.registered)))\n"
+    )
+    done = run_bounded(
+        [sys.executable, "-c", script], timeout=60, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    )
+    assert done.returncode == 0, done.stderr
+    loaded, types = done.stdout.splitlines()
+    assert json.loads(loaded) == []
+    assert {TYPE_CONFIG_MAP_PATCH, c.TYPE_DYNAMIC_REVISION_REAPER} <= set(json.loads(types))
