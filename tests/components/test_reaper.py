@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from components.reaper import RevisionReaperError, RevisionReaperProvider
 from flyte_apps.core import constants as c
 from tests.fakes.kube_api import FAKE_TOKEN, FakeKubeApi
 from tests.fakes.kube_semantics import KSERVICES, REVISIONS
+from tests.support.bounded_run import run_bounded
 from tests.support.config import MINIMAL_KSERVICE as KSVC
 from tests.support.config import MINIMAL_NAMESPACE as NAMESPACE
 from tests.support.config import REPO_ROOT, minimal_config
@@ -124,15 +124,10 @@ def test_configure_check_and_diff_leave_the_kubernetes_client_unimported(tmp_pat
     # each `up` with nothing to change; the client's import cost 0.3-0.5 s of it on the engine (issue 39).
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    done = subprocess.run(
+    done = run_bounded(
         [sys.executable, "-c", PREVIEW_CALLS, str(kubeconfig)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
