@@ -1,20 +1,24 @@
 """The Pulumi program: read the stack config, plan every object, register it. Nothing else.
 
-The engine hands the config over as text, structured values as JSON; they are read within the same
+The engine hands the config over as text, structured values as JSON, and the apps files it lists
+(``flyte-apps:appFiles``) are read from the project directory; all are read within the same
 bounds as a stack file read by ``flyte-apps render`` (``flyte_apps.core.bounds``: size, nesting,
 number length), and every problem is logged with its quoted values shortened, so a hostile stack
 file fails ``pulumi up`` the way it fails ``render``: one line per problem, nothing registered."""
 
+from pathlib import Path
 from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.program import ClusterSettings, deploy, exit_quietly_when_stopped
+from flyte_apps.cli.stackfile import read_app_files
 from flyte_apps.core.bounds import MAX_INPUT_BYTES, bounded_error, parse_config_json, too_large_message
 from flyte_apps.core.constants import CONFIG_KUBE_CONTEXT, CONFIG_KUBECONFIG, PROJECT_NAME
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import plan_stack
+from flyte_apps.core.stackfile import StackInput, located
 
 
 def read_project_config() -> tuple[dict[str, Any], list[ConfigProblem]]:
@@ -52,12 +56,16 @@ def without_consequences(problems: list[ConfigProblem], *, unread: set[str]) -> 
 def main() -> None:
     exit_quietly_when_stopped()
     values, problems = read_project_config()
+    given = StackInput()
     try:
+        # Apps files are read from the project directory, as `flyte-apps check` reads them: Pulumi
+        # runs the program there (Pulumi.yaml's directory; the project sets no `main`).
+        given = read_app_files(StackInput(values=values), Path())
         # What could not be read is reported together with the rest of the config's problems.
-        plan = plan_stack(values, problems=problems)
+        plan = plan_stack(given.values, problems=[*problems, *given.problems], app_paths=given.app_paths)
     except ConfigError as exc:
         exc = ConfigError(without_consequences(exc.problems, unread={p.path for p in problems}))
-        for problem in bounded_error(exc).problems:
+        for problem in bounded_error(ConfigError(located(exc.problems, given))).problems:
             pulumi.log.error(str(problem))
         msg = f"the stack config has {len(exc.problems)} problem(s); nothing was registered"
         raise pulumi.RunError(msg) from None

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from flyte_apps.cli.files import NotRegularFile, read_regular
-from flyte_apps.core.bounds import MAX_INPUT_BYTES, bounded, bounded_error, bounded_problem, too_large_message
+from flyte_apps.core.appfiles import AppFileText, AppFileUnreadable, over_bound_message, with_app_files
+from flyte_apps.core.bounds import (
+    MAX_INPUT_BYTES,
+    bounded,
+    bounded_error,
+    bounded_problem,
+    too_large_message,
+)
 from flyte_apps.core.errors import ConfigError, ConfigProblem
 from flyte_apps.core.plan import StackPlan, plan_stack
 from flyte_apps.core.stackfile import (
@@ -36,8 +43,18 @@ DEFAULT_STACK: Final = "dev"
 def read_stack_input(
     *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
 ) -> StackInput:
-    """The project's config defaults, then the stack file's values on top, with every problem of both
-    files. Raises ``ConfigError`` only when a file is missing, unreadable or not YAML at all."""
+    """The project's config defaults, then the stack file's values on top, then the apps of the apps
+    files it lists, with every problem of all the files. Raises ``ConfigError`` only when a file is
+    missing, unreadable or not YAML at all."""
+    given = read_config_files(project_dir=project_dir, stack=stack, config_file=config_file)
+    return read_app_files(given, project_dir)
+
+
+def read_config_files(
+    *, project_dir: Path, stack: str | None = None, config_file: Path | None = None
+) -> StackInput:
+    """The config as Pulumi hands it to the program: the project's defaults, the stack file's values on
+    top (apps files not read)."""
     inputs: list[StackInput] = []
     project_path = project_dir / PROJECT_FILE
     project_text = _read(project_path, required=False)
@@ -46,6 +63,23 @@ def read_stack_input(
     path = config_file if config_file is not None else project_dir / stack_file_name(stack or DEFAULT_STACK)
     inputs.append(parse_stack_file(_read(path) or "", str(path)))
     return merge_inputs(inputs)
+
+
+def read_app_files(given: StackInput, project_dir: Path) -> StackInput:
+    """``given`` with the apps of the files ``flyte-apps:appFiles`` lists (``flyte_apps.core.appfiles``),
+    each name resolved against ``project_dir`` (where ``Pulumi.yaml`` is; symlinks followed, and a
+    name that ends outside the directory refused), read as a stack file is (bounded, a regular file,
+    UTF-8). The program reads them with this too."""
+    root = project_dir.resolve()
+
+    def read(name: str, limit: int) -> AppFileText:
+        path = project_dir / name
+        data, why = _read_app_file(path, root, limit)
+        if why is not None:
+            raise AppFileUnreadable(why)
+        return AppFileText(str(path), data)
+
+    return with_app_files(given, read)
 
 
 def read_stack_config(
@@ -79,16 +113,41 @@ def plan_stack_files(
         # passes over them made reading a 10,000-app stack file 3.0x and planning it 1.26x slower
         # (bench/RESULTS.md). Whatever cycles remain are collected when the collector runs again.
         with collector_paused():
-            given = read_stack_input(project_dir=project_dir, stack=stack, config_file=config_file)
+            given = read_config_files(project_dir=project_dir, stack=stack, config_file=config_file)
             too_large = program_config_problem(given.values) if as_pulumi_runs_it else None
+            given = read_app_files(given, project_dir)
             problems = (*given.problems, too_large) if too_large is not None else given.problems
-            plan = plan_stack(given.values, problems=problems, warnings=given.warnings)
+            plan = plan_stack(
+                given.values, problems=problems, warnings=given.warnings, app_paths=given.app_paths
+            )
     except ConfigError as exc:
         raise bounded_error(ConfigError(located(exc.problems, given))) from None
     warnings = tuple(bounded(warning) for warning in plan.warnings)
     if warnings != plan.warnings:
         plan = dataclasses.replace(plan, warnings=warnings)
     return plan, given
+
+
+def _read_app_file(path: Path, root: Path, limit: int) -> tuple[str, str | None]:
+    """The text of an apps file, or why it is not read (outside ``root``, missing, not a regular file,
+    over ``limit`` bytes, not UTF-8)."""
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root):
+        return "", "leads outside the project directory (through a symlink): apps files stay inside it"
+    try:
+        data = read_regular(path, limit=limit)
+    except (FileNotFoundError, NotADirectoryError):
+        return "", "is not found (a name is relative to the project directory, where Pulumi.yaml is)"
+    except NotRegularFile as exc:
+        return "", f"{exc}; give an apps file"
+    except OSError as exc:
+        return "", f"cannot be read: {exc.strerror or exc}"
+    if len(data) > limit:
+        return "", over_bound_message(len(data), limit)
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return "", f"cannot be read: {exc}"
 
 
 @contextmanager

@@ -95,17 +95,22 @@ class StackPlan:
 
 
 def plan_stack(
-    raw: Mapping[str, Any], *, problems: Sequence[ConfigProblem] = (), warnings: Sequence[str] = ()
+    raw: Mapping[str, Any],
+    *,
+    problems: Sequence[ConfigProblem] = (),
+    warnings: Sequence[str] = (),
+    app_paths: Sequence[str] | None = None,
 ) -> StackPlan:
     """Validate the config and build every object; raises ``ConfigError`` listing every problem.
 
     ``problems`` and ``warnings`` come from reading the stack files (``flyte_apps.core.stackfile``):
-    they are reported together with the config's own, so one run shows everything that is wrong."""
+    they are reported together with the config's own, so one run shows everything that is wrong.
+    ``app_paths`` names each app when apps files were appended to ``apps`` (``StackInput.app_paths``)."""
     found = list(problems)
     too_costly = cost_problems(raw, PREFIX + KEY_APPS, APP_KEY_POD)
     if too_costly:
         raise ConfigError([*found, *too_costly])
-    config = gather_stack_config(raw, found)
+    config = gather_stack_config(raw, found, app_paths=app_paths)
     apps: list[AppPlan] = []
     if config is not None:
         for app in config.apps:

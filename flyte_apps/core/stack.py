@@ -6,12 +6,13 @@ in DESIGN.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flyte_apps.core.config.domain_rules import custom_host_problems
 from flyte_apps.core.config.keys import (
+    KEY_APP_FILES,
     KEY_APPS,
     KEY_DOMAIN,
     KEY_KNATIVE,
@@ -60,20 +61,23 @@ class StackConfig:
     """Where Knative Serving runs, whether or not this program manages its settings."""
 
 
-def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
+def load_stack_config(raw: Mapping[str, Any], *, app_paths: Sequence[str] | None = None) -> StackConfig:
     """Validate ``raw`` (config keys with or without the ``flyte-apps:`` prefix) in one pass.
 
     Raises ``ConfigError`` listing every problem; returns only a config with none.
     """
     problems: list[ConfigProblem] = []
-    config = gather_stack_config(raw, problems)
+    config = gather_stack_config(raw, problems, app_paths=app_paths)
     if problems or config is None:
         raise ConfigError(problems)
     return config
 
 
-def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -> StackConfig | None:
-    """Validate every section of ``raw``, appending every problem to ``problems``.
+def gather_stack_config(
+    raw: Mapping[str, Any], problems: list[ConfigProblem], *, app_paths: Sequence[str] | None = None
+) -> StackConfig | None:
+    """Validate every section of ``raw``, appending every problem to ``problems``; ``app_paths`` names
+    each app when apps files were appended to ``apps`` (``StackInput.app_paths``).
 
     Returns the platform and the apps that have no problem of their own, so that later stages
     (specs, object limits) can check those too in the same pass; None when the platform settings
@@ -83,8 +87,14 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
         local = key.removeprefix(PREFIX)
         if ":" in local:
             continue  # another namespace, e.g. kubernetes:context
+        if local == KEY_APP_FILES:
+            # Read from disk by the stack's readers (flyte_apps.core.appfiles), never here: planning
+            # without them would drop their apps.
+            problems.append(ConfigProblem(PREFIX + local, "apps files are not read by this reader"))
+            continue
         if local not in TOP_LEVEL_KEYS:
-            problems.append(ConfigProblem(PREFIX + local, unknown_key_message(local, TOP_LEVEL_KEYS)))
+            known = (*TOP_LEVEL_KEYS, KEY_APP_FILES)
+            problems.append(ConfigProblem(PREFIX + local, unknown_key_message(local, known)))
             continue
         values[local] = value
     values, secure = redact_secure(values)
@@ -107,8 +117,11 @@ def gather_stack_config(raw: Mapping[str, Any], problems: list[ConfigProblem]) -
         apps_raw = []
     schemas = PodSpecSchemas()  # built on first use, then shared by every app of this pass
     claimed: list[tuple[AppId, str]] = []
+    if app_paths is not None and len(app_paths) != len(apps_raw):
+        msg = f"{len(app_paths)} app paths for {len(apps_raw)} apps"
+        raise ValueError(msg)
     for index, app_raw in enumerate(apps_raw):
-        path = f"{PREFIX}{KEY_APPS}[{index}]"
+        path = app_paths[index] if app_paths is not None else f"{PREFIX}{KEY_APPS}[{index}]"
         app = load_app(app_raw, path, defaults, platform, problems, schemas)
         if app is not None:
             apps.append(app)

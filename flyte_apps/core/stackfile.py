@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from flyte_apps.core.bounds import cost_problems, shown
-from flyte_apps.core.config.keys import APP_KEY_POD, KEY_APPS
+from flyte_apps.core.config.keys import APP_KEY_POD, KEY_APP_FILES, KEY_APPS
 from flyte_apps.core.config.kit import unknown_key_message
 from flyte_apps.core.constants import PROJECT_NAME
 from flyte_apps.core.errors import ConfigError, ConfigProblem
@@ -59,6 +59,9 @@ class StackInput:
     key_lines: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     """Config key path (``flyte-apps:apps[1].container.env.TOKEN``) -> (file, line) where it is written
     (worked out when first looked up: only a finding to locate needs it)."""
+    app_paths: tuple[str, ...] | None = None
+    """The config key path of each app of ``flyte-apps:apps``, once apps files were appended to it
+    (``flyte-apps:appFiles[0][3]``: ``flyte_apps.core.appfiles``); None: ``flyte-apps:apps[i]``."""
 
     def where(self, key: str) -> tuple[str, int] | None:
         """The file and line of ``key``, else of the closest enclosing key that was written."""
@@ -184,8 +187,8 @@ def program_config_problem(values: Mapping[str, Any]) -> ConfigProblem | None:
         f"the stack's config is {size / _KIB:.0f} KiB as Pulumi hands it to the program, in one "
         f"environment variable ({PROGRAM_CONFIG_VARIABLE}); Linux allows "
         f"{MAX_ENVIRONMENT_STRING_BYTES // _KIB} KiB for one, so `pulumi preview` and `pulumi up` would "
-        'fail to start the program ("argument list too long"): split the apps over more stacks (one '
-        "per Flyte project or domain)"
+        'fail to start the program ("argument list too long"): move apps into files listed under '
+        f"{PROJECT_NAME}:{KEY_APP_FILES} (read from disk, not handed over), or split them over more stacks"
     )
     return ConfigProblem(f"{PROJECT_NAME}:{KEY_APPS}", message)
 

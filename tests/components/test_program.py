@@ -12,6 +12,7 @@ from typing import Any, Final
 
 import pulumi
 import pytest
+import yaml
 
 from components.domains import register_custom_domains
 from components.manager import TYPE_FLYTE_MANAGER
@@ -285,6 +286,46 @@ def test_an_encrypted_value_is_reported_with_the_configs_other_problems() -> Non
     assert "flyte-apps:domain: encrypted (secure:) values are not supported here" in errors
     assert "flyte-apps:apps[0].container.image: must not be empty" in errors
     assert [r.typ for r in capture.registered] == []
+
+
+def registrations(capture: Any) -> dict[str, tuple[str, dict[str, Any], frozenset[str]]]:
+    """Every registration by URN: its parent, inputs and dependencies."""
+    return {r.urn: (r.parent, r.inputs, r.dependencies) for r in capture.registered}
+
+
+def test_apps_files_are_read_from_the_project_directory_and_registered_as_the_same_apps_inline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    apps = [{"name": f"app{index}", "container": {"image": "nginx:1.27"}} for index in range(3)]
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "more.yaml").write_text(yaml.safe_dump(apps[1:]), encoding="utf-8")
+    # Under mocks the SDK has no root directory; the engine runs the program there (Pulumi.yaml's).
+    monkeypatch.chdir(tmp_path)
+    split, _ = install(
+        {**minimal_config(), "flyte-apps:apps": apps[:1], "flyte-apps:appFiles": ["apps/more.yaml"]}
+    )
+    run_program()
+    inline, _ = install({**minimal_config(), "flyte-apps:apps": apps})
+    run_program()
+    assert len([r for r in split.registered if r.typ == c.TYPE_KSERVICE]) == len(apps)
+    assert registrations(split) == registrations(inline)
+
+
+def test_a_problem_in_an_apps_file_is_logged_at_its_line_and_nothing_is_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "team.yaml").write_text("- name: broken\n  container:\n    image: ''\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    capture, logs = install({**minimal_config(), "flyte-apps:appFiles": ["team.yaml", "gone.yaml"]})
+    with pytest.raises(pulumi.RunError, match="2 problem"):
+        run_program()
+    errors = [r.getMessage() for r in logs.records if r.levelno >= 40]
+    assert "team.yaml:3 flyte-apps:appFiles[0][0].container.image: must not be empty" in errors
+    assert (
+        "flyte-apps:appFiles[1]: 'gone.yaml' is not found (a name is relative to the project directory, "
+        "where Pulumi.yaml is)" in errors
+    )
+    assert capture.registered == []
 
 
 def test_stack_exports_apps_by_identity(example_config: dict[str, Any]) -> None:
