@@ -1,5 +1,5 @@
 """The engine benchmark's measures: a stop's span from the times the engine records in the stack's
-state, and the program's peak RSS sampled from ``/proc``."""
+state, and the program's peak RSS sampled from ``/proc``; and the stacks it writes for our program."""
 
 from __future__ import annotations
 
@@ -8,11 +8,24 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from bench.engine_scale import PROGRAM_MARK, TYPE_KSERVICE, ProgramProbe, instant, stop_span
+from bench.engine_scale import (
+    OURS,
+    PROGRAM_MARK,
+    TYPE_KSERVICE,
+    ProgramProbe,
+    Projects,
+    config_for,
+    instant,
+    side_on,
+    stop_span,
+)
+from flyte_apps.cli.stackfile import plan_stack_files
+from flyte_apps.core.plan import plan_stack
 
 REAPER = "pulumi-python:dynamic/flyte:RevisionReaper"
 PREFIX = "urn:pulumi:s::p::flyte:apps:FlyteApp$"
@@ -134,3 +147,16 @@ def until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
     msg = f"timed out waiting until {what}"
     raise AssertionError(msg)
+
+
+@pytest.mark.parametrize(("apps", "in_files"), [(100, False), (500, True)])
+def test_our_side_keeps_its_apps_in_a_file_only_where_pulumi_could_not_hand_them_to_the_program(
+    tmp_path: Path, apps: int, in_files: bool
+) -> None:
+    plane = SimpleNamespace(kubeconfig=tmp_path / "kubeconfig")
+    side = side_on(plane, Projects(tmp_path, tmp_path, tmp_path), OURS)  # type: ignore[arg-type]
+    config = config_for(apps, "bench")
+    side.write_stack(tmp_path / "Pulumi.s.yaml", config)
+    plan, given = plan_stack_files(project_dir=tmp_path, stack="s", as_pulumi_runs_it=True)
+    assert [o.manifest for o in plan.objects()] == [o.manifest for o in plan_stack(config).objects()]
+    assert (given.app_paths is not None and given.app_paths[0].startswith("flyte-apps:appFiles")) == in_files

@@ -1,18 +1,29 @@
 """The scale-and-load scenario's generated stack (tests/e2e/scenarios/test_scale_load.py) is one our
-program accepts, with the shape issue 40 asks for: checked without the built tools."""
+program accepts, as it reads it from disk (the stack file and its apps files), with the shape issue 40
+asks for: checked without the built tools."""
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
+import yaml
+
+from flyte_apps.cli.stackfile import plan_stack_files
 from flyte_apps.core import constants as c
-from flyte_apps.core.plan import plan_stack
 from tests.e2e.scenarios import test_scale_load as scale
 
 
-def test_the_scale_stack_has_200_apps_a_tenth_stopped_a_tenth_private_and_20_warm() -> None:
-    plan = plan_stack(scale.stack_document("/nonexistent/kubeconfig")["config"])
+def test_the_scale_stack_has_200_apps_a_tenth_stopped_a_tenth_private_and_20_warm(tmp_path: Path) -> None:
+    for name, content in scale.stack_files("/nonexistent/kubeconfig").items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(yaml.safe_dump(content), encoding="utf-8")
+    plan, _ = plan_stack_files(project_dir=tmp_path, stack=scale.STACK, as_pulumi_runs_it=True)
     assert len(plan.apps) == scale.APPS
+    assert (
+        sum(app.config.path.startswith("flyte-apps:appFiles[") for app in plan.apps)
+        == scale.APPS - scale.OWN_APPS
+    )
     kinds: Counter[str] = Counter()
     for app in plan.apps:
         annotations = app.kservice["spec"]["template"]["metadata"].get("annotations", {})

@@ -5,9 +5,12 @@ through the ingress for 30 s, `flyte-apps status` and `watch` answer within twic
 
 The stack is made here, not in ``stacks/``: every tenth app stopped, a tenth cluster-local, the rest
 cold (Knative's ``initial-scale`` 0 and ``minReplicas: 0``: no pod until a request) except 20 warm
-apps with one replica each (``minReplicas: 1``). Knative's ``allow-zero-initial-scale`` is the main
-stack's (``manageConfig``); queue-proxy's CPU request is lowered through Knative's
-``config-deployment`` for this scenario only. The kubelet runs with its default ``maxPods`` (110)."""
+apps with one replica each (``minReplicas: 1``). As a platform team with this many apps keeps them, the
+stack file holds the first ``OWN_APPS`` and two apps files beside it (``flyte-apps:appFiles``) the rest:
+the program, `status`, `watch` and `logs` read them from the project directory. Knative's
+``allow-zero-initial-scale`` is the main stack's (``manageConfig``); queue-proxy's CPU request is
+lowered through Knative's ``config-deployment`` for this scenario only. The kubelet runs with its
+default ``maxPods`` (110)."""
 
 from __future__ import annotations
 
@@ -38,6 +41,8 @@ PROJECT: Final = "scale"
 DOMAIN: Final = "development"
 APPS: Final = 200
 WARM: Final = 20
+OWN_APPS: Final = 40
+APP_FILES: Final = ("apps/scale-a.yaml", "apps/scale-b.yaml")
 FOLLOWED: Final = 10
 CLIENTS: Final = 20
 LOAD_S: Final = 30.0
@@ -90,7 +95,20 @@ def is_warm(index: int) -> bool:
     return index % 10 == 0
 
 
-def stack_document(kubeconfig: str) -> dict[str, Any]:
+def stack_files(kubeconfig: str) -> dict[str, Any]:
+    """Each file of the stack by its name in the project directory: the stack file, then the apps
+    files, each with its content."""
+    apps = every_app()
+    rest = apps[OWN_APPS:]
+    half = len(rest) // 2
+    return {
+        f"Pulumi.{STACK}.yaml": stack_document(kubeconfig, apps[:OWN_APPS]),
+        APP_FILES[0]: rest[:half],
+        APP_FILES[1]: rest[half:],
+    }
+
+
+def every_app() -> list[dict[str, Any]]:
     apps = []
     for index in range(APPS):
         app: dict[str, Any] = {
@@ -108,6 +126,10 @@ def stack_document(kubeconfig: str) -> dict[str, Any]:
         if is_private(index):
             app["visibility"] = "cluster-local"
         apps.append(app)
+    return apps
+
+
+def stack_document(kubeconfig: str, own: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "config": {
             "kubernetes:kubeconfig": kubeconfig,
@@ -118,7 +140,8 @@ def stack_document(kubeconfig: str) -> dict[str, Any]:
             },
             "flyte-apps:project": PROJECT,
             "flyte-apps:domain": DOMAIN,
-            "flyte-apps:apps": apps,
+            "flyte-apps:apps": own,
+            "flyte-apps:appFiles": list(APP_FILES),
         }
     }
 
@@ -238,8 +261,11 @@ def seen_lines(output: str, index: int) -> set[str]:
 def scale_stack(suite: Suite, knative_settings: Deployed) -> Iterator[Suite]:
     """The stack file written and initialized; after the scenario, destroyed if it still exists."""
     yaml = YAML()
-    with suite.stack_file(STACK).open("w") as out:
-        yaml.dump(stack_document(str(suite.plane.kubeconfig)), out)
+    for name, content in stack_files(str(suite.plane.kubeconfig)).items():
+        path = suite.project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w") as out:
+            yaml.dump(content, out)
     suite.pulumi("stack", "init", stack=STACK)
     try:
         yield suite
