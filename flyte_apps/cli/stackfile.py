@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -74,10 +74,17 @@ def read_app_files(given: StackInput, project_dir: Path) -> StackInput:
 
     def read(name: str, limit: int) -> AppFileText:
         path = project_dir / name
-        data, why = _read_app_file(path, root, limit)
-        if why is not None:
-            raise AppFileUnreadable(why)
-        return AppFileText(str(path), data)
+        try:
+            if not path.resolve().is_relative_to(root):
+                msg = "leads outside the project directory (through a symlink): apps files stay inside it"
+                raise _Unreadable(msg)
+            text = _read_text(path, limit=limit, kind="an apps file", too_large=over_bound_message)
+        except (FileNotFoundError, NotADirectoryError):
+            msg = "is not found (a name is relative to the project directory, where Pulumi.yaml is)"
+            raise AppFileUnreadable(msg) from None
+        except _Unreadable as exc:
+            raise AppFileUnreadable(str(exc)) from None
+        return AppFileText(str(path), text)
 
     return with_app_files(given, read)
 
@@ -128,28 +135,6 @@ def plan_stack_files(
     return plan, given
 
 
-def _read_app_file(path: Path, root: Path, limit: int) -> tuple[str, str | None]:
-    """The text of an apps file, or why it is not read (outside ``root``, missing, not a regular file,
-    over ``limit`` bytes, not UTF-8)."""
-    resolved = path.resolve()
-    if not resolved.is_relative_to(root):
-        return "", "leads outside the project directory (through a symlink): apps files stay inside it"
-    try:
-        data = read_regular(path, limit=limit)
-    except (FileNotFoundError, NotADirectoryError):
-        return "", "is not found (a name is relative to the project directory, where Pulumi.yaml is)"
-    except NotRegularFile as exc:
-        return "", f"{exc}; give an apps file"
-    except OSError as exc:
-        return "", f"cannot be read: {exc.strerror or exc}"
-    if len(data) > limit:
-        return "", over_bound_message(len(data), limit)
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return "", f"cannot be read: {exc}"
-
-
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection inside; the collector's state is restored on the way out. Only
@@ -170,22 +155,46 @@ def read_stack_text(path: Path) -> str:
 
 
 def _read(path: Path, *, required: bool = True) -> str | None:
-    """The file's text, reading at most one byte more than the bound (a size from ``stat`` can lie:
-    a pipe or a device says 0), and only from a regular file (a FIFO or ``/dev/stdin`` would wait
-    for a writer). A missing file is a problem when ``required``, else None."""
+    """A stack file's text (:func:`_read_text`); a missing file is a problem when ``required``, else
+    None."""
     try:
-        data = read_regular(path, limit=MAX_INPUT_BYTES)
+        return _read_text(
+            path,
+            limit=MAX_INPUT_BYTES,
+            kind="a stack file",
+            too_large=lambda size, _: too_large_message(size, "a stack file"),
+        )
     except (FileNotFoundError, NotADirectoryError):
         if not required:
             return None
         raise ConfigError([ConfigProblem(str(path), "stack config file not found")]) from None
+    except _Unreadable as exc:
+        raise ConfigError([ConfigProblem(str(path), str(exc))]) from None
+
+
+class _Unreadable(Exception):
+    """A file that is there but is not read; the message says why."""
+
+
+def _read_text(path: Path, *, limit: int, kind: str, too_large: Callable[[int, int], str]) -> str:
+    """The file's text, reading at most one byte more than ``limit`` (a size from ``stat`` can lie: a
+    pipe or a device says 0), and only from a regular file (a FIFO or ``/dev/stdin`` would wait for a
+    writer); :class:`_Unreadable` with why (``too_large(size, limit)`` over the limit), and a missing
+    file's ``FileNotFoundError`` or ``NotADirectoryError`` as they are."""
+    try:
+        data = read_regular(path, limit=limit)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
     except NotRegularFile as exc:
-        raise ConfigError([ConfigProblem(str(path), f"{exc}; give a stack file")]) from None
+        msg = f"{exc}; give {kind}"
+        raise _Unreadable(msg) from None
     except OSError as exc:
-        raise ConfigError([ConfigProblem(str(path), f"cannot be read: {exc.strerror or exc}")]) from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise ConfigError([ConfigProblem(str(path), too_large_message(len(data), "a stack file"))])
+        msg = f"cannot be read: {exc.strerror or exc}"
+        raise _Unreadable(msg) from None
+    if len(data) > limit:
+        raise _Unreadable(too_large(len(data), limit))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError([ConfigProblem(str(path), f"cannot be read: {exc}")]) from None
+        msg = f"cannot be read: {exc}"
+        raise _Unreadable(msg) from None

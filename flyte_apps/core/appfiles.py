@@ -13,6 +13,7 @@ what it reads. Pure otherwise."""
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -86,7 +87,8 @@ def with_app_files(given: StackInput, read: AppFileReader) -> StackInput:
         listed = []
     if not isinstance(listed, list):
         message = f"must be a list of file paths, not {type(listed).__name__} ({WHAT_A_FILE_HOLDS})"
-        return _replaced(given, values, [*problems, ConfigProblem(APP_FILES_KEY, message)])
+        problem = ConfigProblem(APP_FILES_KEY, message)
+        return dataclasses.replace(given, values=values, problems=(*problems, problem))
     own = values.get(APPS_KEY)
     apps: list[Any] = list(own) if isinstance(own, list) else []
     paths = [f"{APPS_KEY}[{index}]" for index in range(len(apps))]
@@ -190,9 +192,3 @@ def _located_keys(
         return merged
 
     return LaterMap(make)
-
-
-def _replaced(given: StackInput, values: dict[str, Any], problems: list[ConfigProblem]) -> StackInput:
-    return StackInput(
-        values=values, problems=tuple(problems), warnings=given.warnings, key_lines=given.key_lines
-    )
