@@ -19,7 +19,8 @@ between rounds took 3 minutes at 100 apps (pulumi-kubernetes waits until Knative
 KService are collected), the same with 64 deletes at once.
 In preview and in the first `up` the program's runs (the language host's Python child; `up` runs it
 twice, a preview pass then the update) are sampled for their lifetime and, in `up`, their peak RSS
-(``VmHWM``, every ``RSS_POLL_S``). A size runs only when its projection (linear in the apps from the
+(``VmHWM``, every ``RSS_POLL_S``); after the first `up`, the size of each side's state (``STATE_NOTE``). A
+size runs only when its projection (linear in the apps from the
 last size run) fits ``BUDGET_S``. Where Pulumi could not hand the stack's config to the program
 (``flyte_apps.core.stackfile.program_config_problem``: 500 apps), ours lists its apps in an apps file
 beside the stack file (``flyte-apps:appFiles``); the floors read their objects from a file at every
@@ -112,6 +113,12 @@ GROWTH_STEPS: Final = ("preview", "up")
 PROGRAM_STEPS: Final = ("preview", "up")
 """The steps whose program runs are watched (their lifetime; in `up`, their peak RSS). `up` runs the
 program twice, a preview pass then the update: the probe follows both."""
+MIB: Final = 1024 * 1024
+STATE_NOTE: Final = "the engine writes it whole after every step"
+"""Why the state's size is a row: with a file backend the engine serializes and writes the whole state
+after each step, one write at a time, and each step waits for its write, so `up` from empty grows with
+the square of the apps, and two graphs of the same resources differ in time as their states differ in
+size (bench/RESULTS.md, "Where `pulumi up` of 500 apps goes")."""
 TYPE_REAPER_SUFFIX: Final = ":RevisionReaper"
 TYPE_KSERVICE: Final = "kubernetes:serving.knative.dev/v1:Service"
 
@@ -133,6 +140,9 @@ class Runs:
     program: dict[str, list[float]] = field(default_factory=lambda: {step: [] for step in PROGRAM_STEPS})
     """Seconds the program's process lived, per step that runs it."""
     rss_mib: list[float] = field(default_factory=list)
+    state_mib: list[float] = field(default_factory=list)
+    """The stack's state after the first `up` (`pulumi stack export`): the engine writes all of it after
+    every step (``STATE_NOTE``)."""
 
 
 @dataclass(frozen=True)
@@ -277,7 +287,18 @@ def one_round(pulumi: Pulumi, side: Side, size: int, round_: int, runs: Runs) ->
         else:
             pulumi(side.project, *ARGV[step], stack=stack)
         runs.times[step].append(time.monotonic() - began)
+        if step == "up":
+            runs.state_mib.append(state_mib(pulumi.export(side.project, stack)))
     forget(pulumi, side.project, stack)
+
+
+def state_mib(state: Mapping[str, Any]) -> float:
+    """MiB of a stack's exported state, as compact JSON."""
+    return len(json.dumps(state, separators=(",", ":")).encode()) / MIB
+
+
+def state_size(value: float) -> str:
+    return f"{value:.2f} MiB"
 
 
 def forget(pulumi: Pulumi, project: Path, stack: str) -> None:
@@ -315,6 +336,16 @@ def size_rows(size: int, runs: Mapping[str, Runs], *, rss_goal: bool) -> list[Ro
                 seconds,
             )
         )
+    rows.append(
+        compared(
+            TITLE,
+            f"state after up vs the same graph's ({STATE_NOTE})",
+            f"{count(size)} apps",
+            runs[OURS].state_mib,
+            runs[SAME_GRAPH].state_mib,
+            state_size,
+        )
+    )
     goal = RSS_GOAL if rss_goal else None
     for floor, label, _ in floors:
         rows.append(
