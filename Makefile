@@ -84,7 +84,7 @@ vectors: setup
 	$(BIN)/python -m tests.vectors.go_yaml "$(KUBECTL)"
 	$(BIN)/python -m tests.vectors.go_specs
 
-# Benchmarks (bench/RESULTS.md): about 90 minutes on 2 cores (the real engine's rows 72 of them, 500 apps 38), one markdown table. Not part of `make test`.
+# Benchmarks (bench/RESULTS.md): about 100 minutes on 2 cores (the real engine's rows 80 of them, 500 apps 51), one markdown table. Not part of `make test`.
 # Their own dependency (bench/requirements.txt: py-spy, for the profiles of bench/RESULTS.md "Profiling").
 bench: setup
 	$(BIN)/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
