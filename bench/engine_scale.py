@@ -19,9 +19,9 @@ between rounds took 3 minutes at 100 apps (pulumi-kubernetes waits until Knative
 KService are collected), the same with 64 deletes at once.
 In preview and in the first `up` the program's runs (the language host's Python child; `up` runs it
 twice, a preview pass then the update) are sampled for their lifetime and, in `up`, their peak RSS
-(``VmHWM``, every ``RSS_POLL_S``); after the first `up`, the size of each side's state (``STATE_NOTE``). A
-size runs only when its projection (linear in the apps from the
-last size run) fits ``BUDGET_S``. Where Pulumi could not hand the stack's config to the program
+(``VmHWM``, every ``RSS_POLL_S``); after the first `up`, the size of each side's state
+(``STATE_NOTE``). A size runs only when its projection (linear in the apps from the last size run)
+fits ``BUDGET_S``. Where Pulumi could not hand the stack's config to the program
 (``flyte_apps.core.stackfile.program_config_problem``: 500 apps), ours lists its apps in an apps file
 beside the stack file (``flyte-apps:appFiles``); the floors read their objects from a file at every
 size. Against the same graph,
