@@ -21,11 +21,16 @@ The translation, from pydantic's JSON schema (``by_alias``, validation mode) to 
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any, Final
 
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
+from pydantic_core import core_schema
 
 from flyte_apps.core import constants as c
 from flyte_apps.core.config.models import AppInput, Platform
@@ -107,11 +112,54 @@ def markdown(text: str) -> str:
     return " ".join(text.split()).replace("``", "`")
 
 
+def attribute_docstrings(model: type[BaseModel]) -> dict[str, str]:
+    """Each field's docstring (the string statement right after its annotation) by field name, read
+    from the source of ``model`` and of the models it inherits from (a subclass's own win)."""
+    found: dict[str, str] = {}
+    for owner in reversed(model.__mro__):
+        if not (issubclass(owner, BaseModel) and owner is not BaseModel):
+            continue
+        try:
+            source = textwrap.dedent(inspect.getsource(owner))
+        except (OSError, TypeError):  # no source (a class made at run time): nothing documented
+            continue
+        body = next(node for node in ast.parse(source).body if isinstance(node, ast.ClassDef)).body
+        for statement, following in pairwise(body):
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                found[statement.target.id] = inspect.cleandoc(following.value.value)
+    return found
+
+
+class DescribedFields(GenerateJsonSchema):
+    """pydantic's JSON schema, each property described by its field's docstring where the field has no
+    description of its own. (pydantic's ``use_attribute_docstrings`` does the same at a model's import,
+    reading every model's source in every run of the program: only this schema needs them.)"""
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        described = super().model_schema(schema)
+        model = schema["cls"]
+        properties = described.get("properties", {})
+        docstrings = attribute_docstrings(model)
+        for name, field in model.model_fields.items():
+            key = field.alias or name
+            if key in properties and name in docstrings:
+                properties[key].setdefault("description", docstrings[name])
+        return described
+
+
 class Translation:
     """pydantic's JSON schema of some models, as Pulumi schema object types (``types``)."""
 
     def __init__(self, models: Sequence[type[BaseModel]]) -> None:
-        _, document = models_json_schema([(model, "validation") for model in models], by_alias=True)
+        _, document = models_json_schema(
+            [(model, "validation") for model in models], by_alias=True, schema_generator=DescribedFields
+        )
         self.definitions: Mapping[str, Any] = document.get("$defs", {})
         self.types: dict[str, dict[str, Any]] = {}
 

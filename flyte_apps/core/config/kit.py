@@ -135,8 +135,9 @@ class ConfigModel(BaseModel):
         alias_generator=to_camel,
         frozen=True,
         populate_by_name=False,
-        # Field docstrings become descriptions: the component package's SDK docs (components.schema).
-        use_attribute_docstrings=True,
+        # Field docstrings are not read here (pydantic's `use_attribute_docstrings` reads the source
+        # of every model at import, in every run of the program): the one place that needs them, the
+        # component package's schema, reads them itself (components.schema).
     )
 
 
