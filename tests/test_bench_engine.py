@@ -21,9 +21,11 @@ from bench.engine_scale import (
     Projects,
     config_for,
     instant,
+    reaper_steps,
     side_on,
     stop_span,
 )
+from bench.trace import Span
 from flyte_apps.cli.stackfile import plan_stack_files
 from flyte_apps.core.plan import plan_stack
 
@@ -71,6 +73,37 @@ def test_a_stop_span_refuses_a_stop_without_its_reaper() -> None:
     after = state(resource(TYPE_KSERVICE, "app-00001-kservice", modified="2026-12-05T10:00:01Z"))
     with pytest.raises(RuntimeError, match="expected 1 updated KServices and reapers, found 1 and 0"):
         stop_span(after, before, [{"name": "app-00001"}])
+
+
+def plugin(start: float, prefix: str) -> Span:
+    return Span("newPlugin", start, start + 0.1, {"kind": "resource", "prefix": prefix})
+
+
+def call(method: str, start: float, end: float, peer: str) -> Span:
+    return Span(f"pulumirpc.ResourceProvider/{method}", start, end, {"net.peer.name": peer})
+
+
+def test_the_reapers_steps_are_the_dynamic_hosts_creates_from_the_first_start_to_the_last_end() -> None:
+    # The kubernetes provider updates the KServices and creates nothing the rows count; the host's
+    # Check is not a step; the third create waited for one of the first two to end.
+    spans = [
+        plugin(1.0, "kubernetes (resource)"),
+        call("Update", 1.2, 1.5, "127.0.0.1:1"),
+        call("Create", 1.3, 1.4, "127.0.0.1:1"),
+        plugin(2.0, "pulumi-python (resource)"),
+        call("Check", 2.1, 2.2, "127.0.0.1:2"),
+        call("Create", 2.5, 4.0, "127.0.0.1:2"),
+        call("Create", 2.6, 3.6, "127.0.0.1:2"),
+        call("Create", 2.7, 4.5, "127.0.0.1:2"),
+    ]
+    steps = reaper_steps(spans, 3)
+    assert (steps.span, steps.slowest) == pytest.approx((2.0, 1.8))
+
+
+def test_the_reapers_steps_refuse_a_trace_without_each_reaper() -> None:
+    spans = [plugin(2.0, "pulumi-python (resource)"), call("Create", 2.5, 4.0, "127.0.0.1:2")]
+    with pytest.raises(RuntimeError, match="expected 2 reaper creates in the trace, found 1"):
+        reaper_steps(spans, 2)
 
 
 def test_state_times_keep_their_fraction_and_zone() -> None:
