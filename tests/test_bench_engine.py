@@ -12,10 +12,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import yaml
 
 from bench.engine_scale import (
+    APP_FILE_SUFFIX,
+    FLOOR_CONFIG_KEY,
     OURS,
     PROGRAM_MARK,
+    SAME_GRAPH,
     TYPE_KSERVICE,
     ProgramProbe,
     Projects,
@@ -193,3 +197,25 @@ def test_our_side_keeps_its_apps_in_a_file_only_where_pulumi_could_not_hand_them
     plan, given = plan_stack_files(project_dir=tmp_path, stack="s", as_pulumi_runs_it=True)
     assert [o.manifest for o in plan.objects()] == [o.manifest for o in plan_stack(config).objects()]
     assert (given.app_paths is not None and given.app_paths[0].startswith("flyte-apps:appFiles")) == in_files
+
+
+@pytest.mark.parametrize(("apps", "files"), [(100, 0), (500, 1)])
+def test_the_same_graph_side_carries_our_stack_config_as_ours_writes_it(
+    tmp_path: Path, apps: int, files: int
+) -> None:
+    # The engine hands a dynamic provider the stack's whole config and keeps it in the state: both
+    # sides must give it the same, inline or in apps files.
+    plane = SimpleNamespace(kubeconfig=tmp_path / "kubeconfig")
+    ours_dir, same_dir = tmp_path / "ours", tmp_path / "same"
+    ours_dir.mkdir()
+    same_dir.mkdir()
+    projects = Projects(ours_dir, same_dir, tmp_path)
+    config = config_for(apps, "bench")
+    side_on(plane, projects, OURS).write_stack(ours_dir / "Pulumi.s.yaml", config)  # type: ignore[arg-type]
+    side_on(plane, projects, SAME_GRAPH).write_stack(same_dir / "Pulumi.s.yaml", config)  # type: ignore[arg-type]
+    ours = yaml.safe_load((ours_dir / "Pulumi.s.yaml").read_text())["config"]
+    same = yaml.safe_load((same_dir / "Pulumi.s.yaml").read_text())["config"]
+    assert {k: v for k, v in same.items() if k != FLOOR_CONFIG_KEY} == ours
+    ours_files = sorted(path.name for path in ours_dir.glob(f"*{APP_FILE_SUFFIX}"))
+    assert len(ours_files) == files
+    assert sorted(path.name for path in same_dir.glob(f"*{APP_FILE_SUFFIX}")) == ours_files
