@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -118,6 +119,54 @@ def test_a_recorded_process_is_known_by_its_start_time_not_only_its_pid() -> Non
     finally:
         child.kill()
         child.wait()
+
+
+PLUGIN_LIKE = """
+import subprocess, sys, time
+from pathlib import Path
+plugin = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], process_group=0)
+Path(sys.argv[1]).write_text(str(plugin.pid))
+time.sleep(60)
+"""
+"""A command that starts a child in a process group of its own (as the Pulumi CLI starts each plugin)."""
+
+
+def started_with_a_plugin(tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
+    pid_file = tmp_path / "plugin.pid"
+    command = subprocess.Popen(
+        [sys.executable, "-c", PLUGIN_LIKE, str(pid_file)], start_new_session=True, text=True
+    )
+    deadline = time.monotonic() + 30
+    while not pid_file.is_file() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the command did not start its plugin"
+        time.sleep(0.05)
+    return command, int(pid_file.read_text())
+
+
+def test_stopping_a_command_stops_what_it_started_in_process_groups_of_its_own(tmp_path: Path) -> None:
+    command, plugin = started_with_a_plugin(tmp_path)
+    try:
+        assert os.getpgid(plugin) == plugin != command.pid
+        assert sorted(cluster.session_members(command.pid)) == sorted([command.pid, plugin])
+        cluster.stop_group(command)
+        assert command.returncode is not None
+        assert cluster.start_time(plugin) is None
+        assert cluster.session_members(command.pid) == []
+    finally:
+        cluster.kill_session(command.pid)
+        command.wait(timeout=30)
+
+
+def test_a_command_killed_alone_leaves_its_plugins_to_be_killed_by_its_session(tmp_path: Path) -> None:
+    command, plugin = started_with_a_plugin(tmp_path)
+    try:
+        os.killpg(command.pid, signal.SIGKILL)
+        command.wait(timeout=30)
+        assert cluster.start_time(plugin) is not None
+        assert cluster.kill_session(command.pid) == [plugin]
+        assert cluster.start_time(plugin) is None
+    finally:
+        cluster.kill_session(command.pid)
 
 
 def test_the_go_consumer_is_written_in_the_generated_sdks_types() -> None:

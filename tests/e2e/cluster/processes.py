@@ -5,7 +5,7 @@ by a ``Supervisor`` in a session of its own and recorded in ``DIR/state.json`` w
 time, so that ``down`` (this run's or another's, `make e2e-cluster-down`) signals exactly those
 processes and never one that got a recorded PID after it exited. Commands the scenarios run to
 completion (``run_bounded``) get a session of their own too, so a timeout or a Ctrl-C stops what they
-started (a Pulumi CLI's plugins) along with them.
+started (a Pulumi CLI's plugins, each in a process group of its own) along with them.
 """
 
 from __future__ import annotations
@@ -159,15 +159,49 @@ def signals_deferred() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def stop_group(child: subprocess.Popen[str]) -> None:
-    """Stop ``child``'s process group (it leads one: ``start_new_session``): SIGTERM, then SIGKILL
-    after the grace period, so what the command started goes with it."""
-    for sig, grace in ((signal.SIGTERM, COMMAND_GRACE_S), (signal.SIGKILL, COMMAND_GRACE_S)):
+def session_members(session: int) -> list[int]:
+    """The live processes of ``session`` (a command started with ``start_new_session`` leads one, whose
+    ID is its PID). What the command started stays in it even when it leads a process group of its
+    own, as every plugin of a Pulumi CLI does (``cmdutil.RegisterProcessGroup``: ``Setpgid``), and
+    after the command itself is gone."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()  # state, ppid, pgrp, session, ...
+        if fields[0] != "Z" and int(fields[3]) == session:
+            members.append(int(entry.name))
+    return members
+
+
+def kill_session(session: int) -> list[int]:
+    """SIGKILL every live process of ``session``; wait (bounded) until none is left. The PIDs signalled."""
+    members = session_members(session)
+    for pid in members:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=grace)
-            return
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + COMMAND_GRACE_S
+    while session_members(session) and time.monotonic() < deadline:  # a zombie is not a member
+        time.sleep(REAP_POLL_S)
+    return members
+
+
+def stop_group(child: subprocess.Popen[str]) -> None:
+    """Stop ``child`` and everything it started (it leads a session: ``start_new_session``): SIGTERM to
+    its process group, then, after the grace period or once it has ended, SIGKILL to whatever is left
+    of its session: a Pulumi CLI's plugins run in process groups of their own, which SIGKILL to the
+    CLI's group does not reach."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=COMMAND_GRACE_S)
+    kill_session(child.pid)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=COMMAND_GRACE_S)
 
 
 def run_bounded(

@@ -20,7 +20,7 @@ from typing import Any, Final, cast
 import kubernetes
 import pytest
 
-from tests.e2e.cluster import stop_group
+from tests.e2e.cluster import kill_session, stop_group
 from tests.e2e.cluster.processes import Process as RecordedProcess
 from tests.e2e.faults.diagnostics import failures
 from tests.e2e.faults.proxy import Cut, FaultProxy
@@ -354,6 +354,9 @@ def test_up_killed_then_cancel_and_up(faults_stack: Suite, fault_proxy: FaultPro
         finally:
             if up.process.poll() is None:
                 stop_group(up.process)
+        # Its plugins (the provider, the language host: process groups of their own) outlive it, as
+        # on a user's machine; they are stopped here, by the session the CLI was started in.
+        orphans = kill_session(up.process.pid)
         locks = lock_files(suite)
         check(len(locks) == 1, f"lock files after the kill: {locks}")
         refused = suite.pulumi("up", "--yes", stack=STACK, check_rc=False)
@@ -378,7 +381,8 @@ def test_up_killed_then_cancel_and_up(faults_stack: Suite, fault_proxy: FaultPro
     now = serving(suite)
     check(all(now.get(name) == owner for name, owner in before.items()), f"a serving revision went: {now}")
     record(
-        f"killed after 2 KService applies, {len(pending)} creates pending; lock named; cancel, refresh "
+        f"killed after 2 KService applies ({len(orphans)} of its plugins left running, stopped), "
+        f"{len(pending)} creates pending; lock named; cancel, refresh "
         f"--clear-pending-creates, up: {len(after)} KServices, none replaced; "
         f"{probe.summary()}"
     )
