@@ -4,8 +4,8 @@
 The project directory is the work directory's own (links to this repository's ``Pulumi.yaml``,
 program and ``.venv``, so the stack files Pulumi writes stay out of the checkout), with a file backend,
 a test passphrase, no update checks and no plugin downloads; its stack files are ``stacks/*.yaml`` with
-the control plane's kubeconfig added. Every command is bounded and runs in a process group of its
-own (``run_bounded``), so a timeout or a Ctrl-C stops the plugins a Pulumi CLI started too.
+the control plane's kubeconfig added. Every command is bounded and runs in a session of its own
+(``run_bounded``), so a timeout or a Ctrl-C stops the plugins a Pulumi CLI started too.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class Suite:
         return Background(process, output, args)
 
     def _started(self, argv: Sequence[str], *, stdout: IO[str], stderr: int) -> subprocess.Popen[str]:
-        """``argv`` started in the project with the suite's environment, in a process group of its own
+        """``argv`` started in the project with the suite's environment, in a session of its own
         (stopped with it, whatever ends the scenario)."""
         return subprocess.Popen(
             list(argv),
@@ -194,7 +194,7 @@ class Suite:
         """`flyte-apps <args>` (a `watch`, a `logs -f`) running while the block does, its stdout in
         ``output``; when the block ends it gets Ctrl-C, as a user would stop it, and must end within
         ``INTERRUPT_S``: its exit code and stderr are then in what the block was given. Whatever ends
-        the block, the command is stopped (its process group)."""
+        the block, the command is stopped (its session)."""
         with output.open("w") as out:
             process = self._started([str(FLYTE_APPS), *args], stdout=out, stderr=subprocess.PIPE)
         done = Interrupted(output)
