@@ -1,6 +1,6 @@
 """Run the benchmarks and print one markdown table of all their results::
 
-    python -m bench.run                      # everything (about an hour on 2 cores: the engine's 40 min)
+    python -m bench.run                      # everything (1.5 to 2 hours on 2 cores: the engine's most of it)
     python -m bench.run --only render        # one benchmark (its TITLE, spaces as '-')
 
 A benchmark is a module with ``TITLE`` (its name in the table), ``NOTE`` (one line on what it
@@ -19,7 +19,16 @@ import time
 from pathlib import Path
 from typing import Final, Protocol
 
-from bench import engine_scale, logs_follow, program_scale, render_scale, startup, status_scale, watch_fanout
+from bench import (
+    engine_pods,
+    engine_scale,
+    logs_follow,
+    program_scale,
+    render_scale,
+    startup,
+    status_scale,
+    watch_fanout,
+)
 from bench.measure import load_average, machine_summary
 from bench.report import Row, markdown_table
 
@@ -42,6 +51,7 @@ BENCHMARKS: Final[tuple[Benchmark, ...]] = (
     watch_fanout,
     logs_follow,
     engine_scale,
+    engine_pods,
 )
 
 

@@ -19,7 +19,7 @@ below are what other code (the scenarios, ``bench/``, the unit tests) uses.
 
 from __future__ import annotations
 
-from tests.e2e.cluster.control_plane import ControlPlane, running
+from tests.e2e.cluster.control_plane import ControlPlane, operating, running
 from tests.e2e.cluster.knative import KNATIVE_NAMESPACE
 from tests.e2e.cluster.kubectl import Kubectl
 from tests.e2e.cluster.processes import (
@@ -62,6 +62,7 @@ __all__ = [
     "free_port",
     "kill_session",
     "network_namespace_prefix",
+    "operating",
     "parse_endpoint",
     "run_bounded",
     "run_checked",

@@ -17,7 +17,7 @@ import subprocess
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from tests.e2e import build
 from tests.e2e.cluster.knative import Knative, reset_configmaps
@@ -247,11 +247,21 @@ class ControlPlane:
         ).install()
 
 
+P = TypeVar("P", bound=ControlPlane)
+
+
 @contextlib.contextmanager
 def running(workdir: Path, tools: Mapping[str, build.Built] | None = None) -> Iterator[ControlPlane]:
     """``with running(dir) as plane:`` a control plane for the block, stopped however it ends (a second
     Ctrl-C while it stops included)."""
-    plane = ControlPlane(workdir, tools)
+    with operating(ControlPlane(workdir, tools)) as plane:
+        yield plane
+
+
+@contextlib.contextmanager
+def operating(plane: P) -> Iterator[P]:
+    """``plane`` (a ``ControlPlane``, or one with a node) up for the block, down however it ends (a
+    second Ctrl-C while it stops included)."""
     plane.up()
     try:
         yield plane
