@@ -40,6 +40,10 @@ MAIN_STACK: Final = "e2e"
 NAMESPACE: Final = "flyte-e2e"
 PULUMI_TIMEOUT_S: Final = 900.0
 INTERRUPT_S: Final = 30.0
+DUMP_S: Final = 10.0
+"""How long a command that outlived its Ctrl-C gets to print its threads' stacks (SIGABRT)."""
+ENV_FAULTHANDLER: Final = "PYTHONFAULTHANDLER"
+"""Set for the running `flyte-apps` commands: on SIGABRT, Python prints every thread's stack."""
 """How long a `watch` or `logs -f` may take to end on Ctrl-C."""
 CLI_TIMEOUT_S: Final = 120.0
 SETTLE_S: Final = 120.0
@@ -157,13 +161,15 @@ class Suite:
             process = self._started(argv, stdout=out, stderr=subprocess.STDOUT)
         return Background(process, output, args)
 
-    def _started(self, argv: Sequence[str], *, stdout: IO[str], stderr: int) -> subprocess.Popen[str]:
-        """``argv`` started in the project with the suite's environment, in a session of its own
-        (stopped with it, whatever ends the scenario)."""
+    def _started(
+        self, argv: Sequence[str], *, stdout: IO[str], stderr: int, env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen[str]:
+        """``argv`` started in the project with the suite's environment (and ``env``), in a session of
+        its own (stopped with it, whatever ends the scenario)."""
         return subprocess.Popen(
             list(argv),
             cwd=self.project,
-            env=self.env,
+            env={**self.env, **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
@@ -193,10 +199,13 @@ class Suite:
     def flyte_apps_running(self, *args: str, output: Path) -> Iterator[Interrupted]:
         """`flyte-apps <args>` (a `watch`, a `logs -f`) running while the block does, its stdout in
         ``output``; when the block ends it gets Ctrl-C, as a user would stop it, and must end within
-        ``INTERRUPT_S``: its exit code and stderr are then in what the block was given. Whatever ends
-        the block, the command is stopped (its session)."""
+        ``INTERRUPT_S``: its exit code and stderr are then in what the block was given; if it does not,
+        SIGABRT makes it print its threads' stacks (``ENV_FAULTHANDLER``), shown in the failure.
+        Whatever ends the block, the command is stopped (its session)."""
         with output.open("w") as out:
-            process = self._started([str(FLYTE_APPS), *args], stdout=out, stderr=subprocess.PIPE)
+            process = self._started(
+                [str(FLYTE_APPS), *args], stdout=out, stderr=subprocess.PIPE, env={ENV_FAULTHANDLER: "1"}
+            )
         done = Interrupted(output)
         try:
             yield done
@@ -204,7 +213,15 @@ class Suite:
             try:
                 _, done.stderr = process.communicate(timeout=INTERRUPT_S)
             except subprocess.TimeoutExpired:
-                raise ScenarioFailed(f"`flyte-apps {' '.join(args[:2])}` did not stop on Ctrl-C") from None
+                process.send_signal(signal.SIGABRT)
+                try:
+                    _, said = process.communicate(timeout=DUMP_S)
+                except subprocess.TimeoutExpired:
+                    said = "(no stacks: it outlived SIGABRT too)"
+                raise ScenarioFailed(
+                    f"`flyte-apps {' '.join(args[:2])}` did not stop on Ctrl-C; its threads then:\n"
+                    + "\n".join(said.splitlines()[-OUTPUT_LINES_SHOWN * 2 :])
+                ) from None
             done.returncode = process.returncode
         finally:
             if process.poll() is None:
