@@ -22,7 +22,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -66,7 +65,6 @@ FREED_S: Final = 180.0
 """How long the stopped apps' pods may take to be gone after the stops' `up` (queue-proxy drains 30 s)."""
 DOWN_S: Final = 120.0
 """How long the child gets, told to stop, to take its node and control plane down."""
-POLL_S: Final = 1.0
 PLANE_DIR: Final = "cluster"
 NETNS_SHELL: Final = 'ip link set lo up && exec "$0" -m bench.engine_pods "$@"'
 
@@ -131,14 +129,8 @@ def app_pods(plane: NodePlane, namespace: str) -> list[dict[str, Any]]:
     return pods
 
 
-def wait_for(what: str, holds: Any, timeout: float) -> None:
-    """Poll ``holds()`` (bounded by ``timeout``) until it is true; RuntimeError naming ``what`` after."""
-    deadline = time.monotonic() + timeout
-    while not holds():
-        if time.monotonic() > deadline:
-            msg = f"{what}: not after {timeout:.0f} s"
-            raise RuntimeError(msg)
-        time.sleep(POLL_S)
+def nothing_died() -> None:
+    """No process to watch while waiting: the node's own checks name a part that died."""
 
 
 def measure(workdir: Path, result: Path) -> None:
@@ -161,10 +153,14 @@ def measure(workdir: Path, result: Path) -> None:
                     }
                     return len(ready) == len(entries)
 
-                wait_for(f"a Ready pod for each of the {len(entries)} apps", each_ready, RUNNING_S)
+                what = f"a Ready pod for each of the {len(entries)} apps"
+                cluster.wait_until(what, each_ready, RUNNING_S, alive=nothing_died)
 
             def freed(namespace: str, plane: NodePlane = plane) -> None:
-                wait_for("the stopped apps' pods gone", lambda: not app_pods(plane, namespace), FREED_S)
+                def gone() -> bool:
+                    return not app_pods(plane, namespace)
+
+                cluster.wait_until("the stopped apps' pods gone", gone, FREED_S, alive=nothing_died)
 
             side = side_on(plane, projects, OURS)
             rounds.append(stop_round(pulumi, side, round_, workdir, entries, running=running, stopped=freed))
