@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from bench import engine_scale
 from bench.engine_scale import (
     APP_FILE_SUFFIX,
     FLOOR_CONFIG_KEY,
@@ -32,6 +33,7 @@ from bench.engine_scale import (
 from bench.trace import Span
 from flyte_apps.cli.stackfile import plan_stack_files
 from flyte_apps.core.plan import plan_stack
+from tests.e2e import cluster
 
 REAPER = "pulumi-python:dynamic/flyte:RevisionReaper"
 PREFIX = "urn:pulumi:s::p::flyte:apps:FlyteApp$"
@@ -219,3 +221,42 @@ def test_the_same_graph_side_carries_our_stack_config_as_ours_writes_it(
     ours_files = sorted(path.name for path in ours_dir.glob(f"*{APP_FILE_SUFFIX}"))
     assert len(ours_files) == files
     assert sorted(path.name for path in same_dir.glob(f"*{APP_FILE_SUFFIX}")) == ours_files
+
+
+def plane_running(*children: subprocess.Popen[bytes]) -> SimpleNamespace:
+    """A stand-in for a control plane whose recorded processes are ``children``."""
+    processes = [
+        cluster.Process(f"p{child.pid}", child.pid, [], "", cluster.start_time(child.pid) or 0)
+        for child in children
+    ]
+    return SimpleNamespace(state=SimpleNamespace(processes=processes), dead=lambda: None)
+
+
+BUSY_FOR = (
+    "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\ntime.sleep(60)"
+)
+
+
+def test_a_step_waits_until_the_control_plane_has_gone_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_scale, "QUIET_WINDOW_S", 0.5)
+    busy = subprocess.Popen([sys.executable, "-c", BUSY_FOR.format(seconds=3)])
+    try:
+        waited = engine_scale.settle(plane_running(busy))  # type: ignore[arg-type]
+        assert 2.5 < waited < 20
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_a_control_plane_that_never_goes_quiet_is_an_error_that_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(engine_scale, "QUIET_WINDOW_S", 0.5)
+    monkeypatch.setattr(engine_scale, "SETTLE_S", 2.0)
+    busy = subprocess.Popen([sys.executable, "-c", BUSY_FOR.format(seconds=60)])
+    try:
+        with pytest.raises(cluster.ClusterError, match="a quiet control plane: not ready after 2 s"):
+            engine_scale.settle(plane_running(busy))  # type: ignore[arg-type]
+    finally:
+        busy.kill()
+        busy.wait()

@@ -121,6 +121,30 @@ def test_a_recorded_process_is_known_by_its_start_time_not_only_its_pid() -> Non
         child.wait()
 
 
+def test_cpu_seconds_count_what_running_recorded_processes_used_and_nothing_of_a_reused_pid() -> None:
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        recorded = [
+            cluster.Process(name, child.pid, [sys.executable], os.devnull, cluster.start_time(child.pid) or 0)
+            for name, child in (("busy", busy), ("idle", idle))
+        ]
+        before = [cluster.cpu_seconds([process]) for process in recorded]
+        time.sleep(1.0)
+        busy_used, idle_used = (cluster.cpu_seconds([p]) - b for p, b in zip(recorded, before, strict=True))
+        assert busy_used > 0.3  # a spinning process on a machine of 2 cores, even a busy one
+        assert idle_used < 0.05
+        reused = cluster.Process("busy", busy.pid, [sys.executable], os.devnull, recorded[0].started + 1)
+        assert cluster.cpu_seconds([reused]) == 0
+        busy.kill()
+        busy.wait()
+        assert cluster.cpu_seconds(recorded) == cluster.cpu_seconds(recorded[1:])
+    finally:
+        for child in (busy, idle):
+            child.kill()
+            child.wait()
+
+
 PLUGIN_LIKE = """
 import subprocess, sys, time
 from pathlib import Path

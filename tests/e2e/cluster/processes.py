@@ -125,6 +125,21 @@ def runs_recorded_command(process: Process) -> bool:
     return start_time(process.pid) == process.started
 
 
+def cpu_seconds(processes: Sequence[Process]) -> float:
+    """The CPU time (user and system) the recorded processes that still run have used since they
+    started, in seconds; one that has exited, or whose PID another process got since, counts nothing."""
+    used = 0
+    for process in processes:
+        try:
+            stat = Path(f"/proc/{process.pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()  # state is fields[0]: utime [11], stime [12], start [19]
+        if fields[0] != "Z" and int(fields[19]) == process.started:
+            used += int(fields[11]) + int(fields[12])
+    return used / os.sysconf("SC_CLK_TCK")
+
+
 def stop_processes(processes: Sequence[Process]) -> None:
     """SIGTERM every recorded process (last started first), then SIGKILL what outlives the grace period."""
     live = [p for p in reversed(processes) if runs_recorded_command(p)]
