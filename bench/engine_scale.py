@@ -15,9 +15,9 @@ renders, as plain pulumi-kubernetes resources under one provider): preview, up, 
 ``--expect-no-changes`` (the engine fails it if anything would change), refresh (each timed, wall clock
 of the whole `pulumi` command, and each started once the control plane is quiet: ``settle``). Each
 side's round runs on a control plane started for it and stopped after (neither timed: about 20 s and
-15 s), so every round starts from an empty cluster; a `destroy`
-between rounds took 3 minutes at 100 apps (pulumi-kubernetes waits until Knative's objects under each
-KService are collected), the same with 64 deletes at once.
+15 s), so every round starts from an empty cluster; a `destroy` between rounds took 3 minutes at 100
+apps (pulumi-kubernetes waits until Knative's objects under each KService are collected), the same with
+64 deletes at once.
 In preview and in the first `up` the program's runs (the language host's Python child; `up` runs it
 twice, a preview pass then the update) are sampled for their lifetime and, in `up`, their peak RSS
 (``VmHWM``, every ``RSS_POLL_S``); after the first `up`, the size of each side's state
