@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from tests.e2e.outcome import ScenarioFailed, check
-from tests.e2e.scenarios.running import log_path, one_try, public_host
-from tests.e2e.scenarios.suite import KSERVICES, Interrupted, Suite
+from tests.e2e.scenarios.running import log_path, one_try, public_host, wait_ready
+from tests.e2e.scenarios.suite import Interrupted, Suite
 
 INTERVAL_S: Final = 0.5
 """One request every half second, the apps in turn: a fault of a minute sees about 40 per app."""
@@ -122,14 +122,15 @@ def attached(suite: Suite, probe: Probe) -> bool:
 
 @contextlib.contextmanager
 def probing(suite: Suite, stack: str, kservices: Mapping[str, str], namespace: str) -> Iterator[Probe]:
-    """The apps of ``kservices`` (stack name -> KService) probed while the block runs: `logs -f` of
-    each attached first, then the client started. When the block ends (it must have called
-    ``repaired``), the client runs until each app has had ``AFTER_ROUNDS`` requests after the repair,
-    then stops; the scenario fails if a request after the repair failed or an answered line was lost."""
+    """The apps of ``kservices`` (stack name -> KService) probed while the block runs: each waited for
+    until Knative says it is Ready, `logs -f` of each attached, then the client started. When the block
+    ends (it must have called ``repaired``), the client runs until each app has had ``AFTER_ROUNDS``
+    requests after the repair, then stops; the scenario fails if a request after the repair failed or an
+    answered line was lost."""
     common = ["--project-dir", str(suite.project), "--stack", stack]
-    hosts = {
-        app: public_host(suite.get(KSERVICES, name, namespace=namespace)) for app, name in kservices.items()
-    }
+    # Each app once Knative says it serves (bounded): a step just before may have left a KService
+    # reconciling, without the URL its host comes from (seen once: a KeyError, and no probe).
+    hosts = {app: public_host(wait_ready(suite, name, namespace)) for app, name in kservices.items()}
     apps = sorted(hosts)
     with contextlib.ExitStack() as running:
         logs = {
