@@ -129,10 +129,6 @@ def app_pods(plane: NodePlane, namespace: str) -> list[dict[str, Any]]:
     return pods
 
 
-def nothing_died() -> None:
-    """No process to watch while waiting: the node's own checks name a part that died."""
-
-
 def measure(workdir: Path, result: Path) -> None:
     """Every round on its own control plane and node; the rounds to ``result``."""
     tools = build.locate()
@@ -154,13 +150,13 @@ def measure(workdir: Path, result: Path) -> None:
                     return len(ready) == len(entries)
 
                 what = f"a Ready pod for each of the {len(entries)} apps"
-                cluster.wait_until(what, each_ready, RUNNING_S, alive=nothing_died)
+                cluster.wait_until(what, each_ready, RUNNING_S, alive=plane.dead)
 
             def freed(namespace: str, plane: NodePlane = plane) -> None:
                 def gone() -> bool:
                     return not app_pods(plane, namespace)
 
-                cluster.wait_until("the stopped apps' pods gone", gone, FREED_S, alive=nothing_died)
+                cluster.wait_until("the stopped apps' pods gone", gone, FREED_S, alive=plane.dead)
 
             side = side_on(plane, projects, OURS)
             rounds.append(stop_round(pulumi, side, round_, workdir, entries, running=running, stopped=freed))

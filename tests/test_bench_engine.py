@@ -239,10 +239,11 @@ BUSY_FOR = (
 
 def test_a_step_waits_until_the_control_plane_has_gone_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine_scale, "QUIET_WINDOW_S", 0.5)
+    monkeypatch.setattr(engine_scale, "SETTLE_S", 60.0)  # a quiet plane never seen fails, naming it
     busy = subprocess.Popen([sys.executable, "-c", BUSY_FOR.format(seconds=3)])
     try:
         waited = engine_scale.settle(plane_running(busy))  # type: ignore[arg-type]
-        assert 2.5 < waited < 20
+        assert waited > 2.5
     finally:
         busy.kill()
         busy.wait()

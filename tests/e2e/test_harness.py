@@ -129,11 +129,13 @@ def test_cpu_seconds_count_what_running_recorded_processes_used_and_nothing_of_a
             cluster.Process(name, child.pid, [sys.executable], os.devnull, cluster.start_time(child.pid) or 0)
             for name, child in (("busy", busy), ("idle", idle))
         ]
-        before = [cluster.cpu_seconds([process]) for process in recorded]
-        time.sleep(1.0)
-        busy_used, idle_used = (cluster.cpu_seconds([p]) - b for p, b in zip(recorded, before, strict=True))
-        assert busy_used > 0.3  # a spinning process on a machine of 2 cores, even a busy one
-        assert idle_used < 0.05
+        busy_before, idle_before = (cluster.cpu_seconds([process]) for process in recorded)
+
+        def busy_used() -> bool:
+            return cluster.cpu_seconds(recorded[:1]) - busy_before > 0.3
+
+        cluster.wait_until("the spinning process's CPU counted", busy_used, 30, alive=lambda: None)
+        assert cluster.cpu_seconds(recorded[1:]) - idle_before < 0.05
         reused = cluster.Process("busy", busy.pid, [sys.executable], os.devnull, recorded[0].started + 1)
         assert cluster.cpu_seconds([reused]) == 0
         busy.kill()

@@ -110,14 +110,28 @@ class State:
         return cls(**data)
 
 
-def start_time(pid: int) -> int | None:
-    """When ``pid`` started (clock ticks since boot), or None when no such process runs."""
+STAT_SESSION: Final = 3
+STAT_UTIME: Final = 11
+STAT_STIME: Final = 12
+STAT_START: Final = 19
+"""Indexes into ``live_stat``'s fields (``proc(5)``'s numbering less 3: the state is at 0)."""
+
+
+def live_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after "pid (comm)" (comm may hold spaces), or None when no
+    such process runs (gone, or a zombie)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat.rsplit(")", 1)[1].split()  # after "pid (comm)"; comm may hold spaces
-    return None if fields[0] == "Z" else int(fields[19])
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] == "Z" else fields
+
+
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), or None when no such process runs."""
+    fields = live_stat(pid)
+    return None if fields is None else int(fields[STAT_START])
 
 
 def runs_recorded_command(process: Process) -> bool:
@@ -130,13 +144,9 @@ def cpu_seconds(processes: Sequence[Process]) -> float:
     started, in seconds; one that has exited, or whose PID another process got since, counts nothing."""
     used = 0
     for process in processes:
-        try:
-            stat = Path(f"/proc/{process.pid}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()  # state is fields[0]: utime [11], stime [12], start [19]
-        if fields[0] != "Z" and int(fields[19]) == process.started:
-            used += int(fields[11]) + int(fields[12])
+        fields = live_stat(process.pid)
+        if fields is not None and int(fields[STAT_START]) == process.started:
+            used += int(fields[STAT_UTIME]) + int(fields[STAT_STIME])
     return used / os.sysconf("SC_CLK_TCK")
 
 
@@ -181,14 +191,8 @@ def session_members(session: int) -> list[int]:
     after the command itself is gone."""
     members = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()  # state, ppid, pgrp, session, ...
-        if fields[0] != "Z" and int(fields[3]) == session:
+        fields = live_stat(int(entry.name)) if entry.name.isdigit() else None
+        if fields is not None and int(fields[STAT_SESSION]) == session:
             members.append(int(entry.name))
     return members
 
