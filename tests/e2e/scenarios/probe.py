@@ -128,8 +128,9 @@ def probing(suite: Suite, stack: str, kservices: Mapping[str, str], namespace: s
     requests after the repair, then stops; the scenario fails if a request after the repair failed or an
     answered line was lost."""
     common = ["--project-dir", str(suite.project), "--stack", stack]
-    # Each app once Knative says it serves (bounded): a step just before may have left a KService
-    # reconciling, without the URL its host comes from (seen once: a KeyError, and no probe).
+    # Each app once Knative says it serves (bounded): a stack just deployed has KServices that Knative
+    # has not reconciled yet (pulumi-kubernetes does not await a custom resource, so `up` returns once
+    # the API server has them), without the URL its host comes from (seen once: a KeyError, no probe).
     hosts = {app: public_host(wait_ready(suite, name, namespace)) for app, name in kservices.items()}
     apps = sorted(hosts)
     with contextlib.ExitStack() as running:

@@ -136,7 +136,8 @@ def in_state(suite: Suite) -> set[str]:
 
 @pytest.fixture
 def faults_stack(suite: Suite, knative_settings: Deployed, fault_proxy: FaultProxy) -> Iterator[Suite]:
-    """The ``faults`` stack up through the API server itself, its three apps serving. After the scenario,
+    """The ``faults`` stack up through the API server itself: its three apps created, anew for each
+    scenario (Knative reconciles them after `up` returns; a scenario waits for them). After the scenario,
     however it ended: the proxy restored, a lock left by a killed `up` cancelled, pending creates cleared,
     the stack destroyed and removed (if `destroy` fails: removed by force, its namespace deleted, and the
     scenario fails with what `destroy` said)."""
