@@ -84,8 +84,8 @@ vectors: setup
 	$(BIN)/python -m tests.vectors.go_yaml "$(KUBECTL)"
 	$(BIN)/python -m tests.vectors.go_specs
 
-# Benchmarks (bench/RESULTS.md): 1.5 to 2 hours on 2 cores (the real engine's rows 45 to 80 minutes, 500 apps where they fit its
-# 90-minute cap 50 more; the stops of apps with pods, on the e2e node, 9), one markdown table. Not part of `make test`.
+# Benchmarks (bench/RESULTS.md): 1.75 to 2.5 hours on 2 cores (the real engine's rows at 100 and 500 apps 75 to 115 minutes,
+# capped at 2.5 hours; the stops of apps with pods, on the e2e node, 9), one markdown table. Not part of `make test`.
 # Their own dependency (bench/requirements.txt: py-spy, for the profiles of bench/RESULTS.md "Profiling").
 bench: setup
 	$(BIN)/pip install --quiet --disable-pip-version-check -r bench/requirements.txt

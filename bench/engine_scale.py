@@ -74,10 +74,11 @@ from tests.e2e import build, cluster
 from tests.e2e.run import install_kubernetes_plugin, link_project, pulumi_environment
 
 TITLE: Final = "engine"
-SIZES: Final = (100, 200, 500)
-"""500 is the issue's size; its stack's config is over what Pulumi can hand the program on Linux, so
-our side keeps its apps in an apps file there (``flyte-apps:appFiles``), as a user of that many apps
-would."""
+SIZES: Final = (100, 500)
+"""The goals' sizes (issue 39): 100 and 500 apps, and the growth between them. At 500 the stack's config
+is over what Pulumi can hand the program on Linux, so our side keeps its apps in an apps file there
+(``flyte-apps:appFiles``), as a user of that many apps would. (200 apps, run while 500 could not, has no
+goal and took half an hour.)"""
 APP_FILE_SUFFIX: Final = ".apps.yaml"
 STOP_APPS: Final = 10
 OURS: Final = "ours"
@@ -106,7 +107,10 @@ NOTE: Final = (
     f"plane's processes use less than {QUIET_CORES} of a core (Knative reconciles an `up`'s apps for a "
     "minute after it)."
 )
-BUDGET_S: Final = 5400.0
+BUDGET_S: Final = 9000.0
+"""The engine rows' cap: 2.5 hours. On a slow day (a fresh clone, 2026-12-07) 100 apps took 1,293 s and
+500 apps 5,253 s (the linear projection from 100: 6,465 s); at the former cap of 1.5 hours the 500-app
+rows, the goals' size, were skipped on such days."""
 COMMAND_TIMEOUT_S: Final = 900.0
 FLOOR_PROGRAM: Final = Path(__file__).with_name("floor_engine.py")
 SAME_GRAPH_PROGRAM: Final = Path(__file__).with_name("floor_same_graph.py")
