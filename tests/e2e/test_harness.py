@@ -123,7 +123,8 @@ def test_a_recorded_process_is_known_by_its_start_time_not_only_its_pid() -> Non
 
 def test_cpu_seconds_count_what_running_recorded_processes_used_and_nothing_of_a_reused_pid() -> None:
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    # The sleeper outlives the bounded wait below, so the idle check measures a running process.
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
     try:
         recorded = [
             cluster.Process(name, child.pid, [sys.executable], os.devnull, cluster.start_time(child.pid) or 0)
@@ -134,7 +135,11 @@ def test_cpu_seconds_count_what_running_recorded_processes_used_and_nothing_of_a
         def busy_used() -> bool:
             return cluster.cpu_seconds(recorded[:1]) - busy_before > 0.3
 
-        cluster.wait_until("the spinning process's CPU counted", busy_used, 30, alive=lambda: None)
+        def spinning() -> str | None:
+            return None if busy.poll() is None else "the spinning process"
+
+        cluster.wait_until("the spinning process's CPU counted", busy_used, 30, alive=spinning)
+        assert idle.poll() is None
         assert cluster.cpu_seconds(recorded[1:]) - idle_before < 0.05
         reused = cluster.Process("busy", busy.pid, [sys.executable], os.devnull, recorded[0].started + 1)
         assert cluster.cpu_seconds([reused]) == 0
